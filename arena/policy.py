@@ -1,0 +1,183 @@
+"""Policies: anything that picks a move. One async interface for bots, humans and LLMs.
+
+A policy spec is a string users can type: `random`, `bot`, `human`, `local`, `openai:gpt-4o-mini`,
+`litellm:anthropic/claude-3-5-haiku`, `hf:Qwen/Qwen2.5-0.5B-Instruct`, `hf:BASE+path/to/adapter`.
+Parameters follow after commas: `local,temperature=0.7,max_new_tokens=48`. Kinds register a
+factory with `register_kind`; the LLM kinds live in `arena.llm` and register on import.
+"""
+
+from __future__ import annotations
+
+import difflib
+import random
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from arena.game import Observation
+
+
+@dataclass
+class Exchange:
+    """One earlier ask/answer of this player in this match (for full-history prompting)."""
+
+    observation: str
+    reply: str
+    feedback: str | None = None  # the game's answer when the reply was rejected
+
+
+@dataclass
+class MoveRequest:
+    """Everything a policy may use to choose a move. It never holds another player's secrets."""
+
+    game_id: str
+    game_name: str
+    rules: str
+    observation: Observation
+    history: list[Exchange] = field(default_factory=list)
+    attempt: int = 0  # 0 for the first try at this turn, 1.. for retries after invalid moves
+    match_id: str = ""
+    # The game's scripted baseline and random mover for this player (use only its information).
+    baseline: Callable[[random.Random], str] | None = None
+    random_move: Callable[[random.Random], str] | None = None
+
+    @property
+    def player(self) -> int:
+        return self.observation.player
+
+    @property
+    def legal_moves(self) -> list[str] | None:
+        return self.observation.legal_moves
+
+
+@dataclass
+class PolicyReply:
+    action: str  # the move text handed to the game
+    raw: str = ""  # what the policy actually wrote (an LLM's full reply)
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class PolicyFailure(Exception):
+    """The policy could not answer at all (provider outage after retries, model crash).
+    The driver records it and the game's invalid-move rule applies."""
+
+
+class PolicySpecError(ValueError):
+    """A spec string that names no policy kind or has bad parameters."""
+
+
+class Policy(ABC):
+    """Subclasses implement `act`. One policy object may serve many concurrent matches, so it
+    keeps no per-match state: everything per match arrives in the MoveRequest."""
+
+    spec: str = ""
+    name: str = ""
+    # Calls to policies sharing a provider key are limited together by the league runner.
+    provider: str = "local-cpu"
+
+    @abstractmethod
+    async def act(self, request: MoveRequest) -> PolicyReply: ...
+
+    async def close(self) -> None:
+        """Release clients/engines. Safe to call more than once."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.spec or self.name}>"
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    kind: str  # "random", "openai", "hf", ...
+    target: str  # text after "kind:" ("gpt-4o-mini"); empty for kinds without one
+    params: dict[str, str]
+    text: str  # the spec as the user wrote it
+
+    @classmethod
+    def parse(cls, text: str) -> "PolicySpec":
+        raw = text.strip()
+        if not raw:
+            raise PolicySpecError("empty policy spec")
+        head, *param_parts = raw.split(",")
+        params: dict[str, str] = {}
+        for part in param_parts:
+            key, sep, value = part.partition("=")
+            if not sep or not key.strip():
+                raise PolicySpecError(f"policy spec {raw!r}: parameter {part!r} is not key=value")
+            params[key.strip()] = value.strip()
+        kind, _, target = head.partition(":")
+        return cls(kind=kind.strip().lower(), target=target.strip(), params=params, text=raw)
+
+
+PolicyFactory = Callable[[PolicySpec], Policy]
+_KINDS: dict[str, PolicyFactory] = {}
+_KIND_HELP: dict[str, str] = {}
+_LAZY_KIND_MODULES = ("arena.scripted", "arena.human", "arena.llm")  # import on demand: they pull in torch / SDKs
+
+
+def register_kind(kind: str, factory: PolicyFactory, example: str = "") -> None:
+    _KINDS[kind] = factory
+    _KIND_HELP[kind] = example or kind
+
+
+def known_kinds() -> dict[str, str]:
+    _load_lazy_kinds()
+    return dict(_KIND_HELP)
+
+
+def _load_lazy_kinds() -> None:
+    import importlib
+
+    for module in _LAZY_KIND_MODULES:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+
+
+def make_policy(spec: str) -> Policy:
+    """Build a policy from its spec string; a bad spec raises PolicySpecError with suggestions."""
+    parsed = PolicySpec.parse(spec)
+    if parsed.kind not in _KINDS:
+        _load_lazy_kinds()
+    factory = _KINDS.get(parsed.kind)
+    if factory is None:
+        close = difflib.get_close_matches(parsed.kind, list(_KINDS), n=3, cutoff=0.4)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise PolicySpecError(
+            f"unknown policy {spec!r}{hint} (kinds: {', '.join(sorted(_KINDS))})"
+        )
+    policy = factory(parsed)
+    policy.spec = parsed.text
+    if not policy.name:
+        policy.name = parsed.text
+    return policy
+
+
+def float_param(spec: PolicySpec, key: str, default: float) -> float:
+    try:
+        return float(spec.params.get(key, default))
+    except ValueError:
+        raise PolicySpecError(f"policy spec {spec.text!r}: {key} must be a number") from None
+
+
+def int_param(spec: PolicySpec, key: str, default: int | None) -> int | None:
+    value = spec.params.get(key)
+    if value is None:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise PolicySpecError(f"policy spec {spec.text!r}: {key} must be an integer") from None
+
+
+def reject_unknown_params(spec: PolicySpec, allowed: set[str]) -> None:
+    unknown = set(spec.params) - allowed
+    if unknown:
+        raise PolicySpecError(
+            f"policy spec {spec.text!r}: unknown parameter(s) {', '.join(sorted(unknown))}"
+            f" (allowed: {', '.join(sorted(allowed)) or 'none'})"
+        )
