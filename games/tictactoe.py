@@ -67,7 +67,7 @@ class TicTacToe(NativeGame):
 
     def _check(self, player: int, action: str) -> tuple[str | None, str | None]:
         text = action.strip().strip("[]").strip()
-        if not text.isdigit() or not 0 <= int(text) <= 8:
+        if len(text) != 1 or not text.isdigit() or text == "9":
             return None, f"'{action.strip()[:40]}' is not a cell number 0-8"
         if self.board[int(text)] != ".":
             return None, f"cell {text} is already taken"
