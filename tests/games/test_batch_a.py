@@ -167,7 +167,6 @@ def test_connect_four_bot_does_not_set_up_the_opponent() -> None:
         assert game.bot_move(0, random.Random(seed)) != "4"
 
 
-@pytest.mark.slow
 def test_connect_four_bot_beats_random() -> None:
     margin, wins = bot_vs_random("connect_four", 24)
     assert wins == 24, f"the bot lost or drew {24 - wins} of 24 games against random"
