@@ -52,12 +52,12 @@ def games_command(
     from games.registry import list_games
 
     table = Table(title="Games", show_lines=False)
-    table.add_column("id", style="bold")
-    table.add_column("name")
-    table.add_column("players", justify="center")
-    table.add_column("source")
+    table.add_column("id", style="bold", no_wrap=True)
+    table.add_column("name", overflow="fold")
+    table.add_column("players", justify="center", no_wrap=True)
+    table.add_column("source", no_wrap=True)
     if all_games:
-        table.add_column("status")
+        table.add_column("status", overflow="fold")
     infos = list_games(include_unavailable=all_games)
     if source:
         infos = [i for i in infos if i.source == source]
