@@ -1,0 +1,146 @@
+"""Chess, with rules, move generation and notation from python-chess."""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any, ClassVar
+
+import chess
+
+from arena.game import GameError, NativeGame
+from games._options import int_option, reject_unknown
+
+_MOVE_TEXT = re.compile(r"[A-Za-z0-9=+#\-]{2,8}")
+
+
+class Chess(NativeGame):
+    """Chess for two players under the standard FIDE rules.
+
+    Player 0 plays White and moves first; player 1 plays Black. Your view shows the board from your
+    side (White's pieces are upper-case, Black's lower-case, '.' is empty), the position in FEN, the
+    recent moves and the list of legal moves in UCI notation.
+
+    A move is written in UCI (`e2e4`, `g1f3`, promotion `e7e8q`) or SAN (`e4`, `Nf3`, `O-O`, `exd5`,
+    `e8=Q`); brackets are fine: `[e2e4]`.
+    The game ends with checkmate (the mated side loses), stalemate, insufficient material, the
+    75-move rule or fivefold repetition (draws). To keep games finite for models that shuffle
+    pieces forever, the game is also drawn after `max_plies` half-moves (default 200).
+    Invalid moves get feedback and two retries; a third invalid attempt in the same turn forfeits.
+    """
+
+    id: ClassVar[str] = "chess"
+    name: ClassVar[str] = "Chess"
+    STATE_FIELDS = ("start_fen", "moves")
+
+    def _validate_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        reject_unknown(self.id, options, ("max_plies",))
+        return {"max_plies": int_option(self.id, "max_plies", options.get("max_plies", 200), 1, 5000)}
+
+    def _setup(self) -> None:
+        self.start_fen = chess.STARTING_FEN
+        self.moves: list[str] = []
+        self._board = chess.Board()
+
+    # The python-chess board is derived state: rebuilt from the start position and the move list,
+    # which also restores the repetition history that FEN alone would lose.
+    def set_state(self, state: dict[str, Any]) -> None:
+        super().set_state(state)
+        key = (self.start_fen, tuple(self.moves))
+        cached = getattr(self, "_restored", None)
+        if cached is not None and cached[0] == key:
+            self._board = cached[1].copy()
+            return
+        self._board = chess.Board(self.start_fen)
+        for uci in self.moves:
+            self._board.push(chess.Move.from_uci(uci))
+        self._restored = (key, self._board.copy())
+
+    def role(self, player: int) -> str:
+        return f"Player {player} ({'White' if player == 0 else 'Black'})"
+
+    def _current(self) -> list[int]:
+        return [0 if self._board.turn == chess.WHITE else 1]
+
+    def _legal_moves(self, player: int) -> list[str]:
+        return [move.uci() for move in self._board.legal_moves]
+
+    def _check(self, player: int, action: str) -> tuple[str | None, str | None]:
+        text = action.strip().strip("[]").strip()
+        if not text or len(text) > 12 or not _MOVE_TEXT.fullmatch(text):
+            return None, f"'{action.strip()[:40]}' is not a move in UCI (e2e4) or SAN (Nf3) notation"
+        try:
+            move = chess.Move.from_uci(text.lower())
+            if move in self._board.legal_moves:
+                return move.uci(), None
+        except (ValueError, chess.InvalidMoveError):
+            pass
+        try:
+            return self._board.parse_san(text).uci(), None
+        except (ValueError, chess.IllegalMoveError, chess.AmbiguousMoveError, chess.InvalidMoveError) as exc:
+            kind = "ambiguous" if isinstance(exc, chess.AmbiguousMoveError) else "not legal here"
+            return None, f"{text} is {kind}"
+
+    def _apply(self, player: int, move: str) -> None:
+        parsed = chess.Move.from_uci(move)
+        san = self._board.san(parsed)
+        self._board.push(parsed)
+        self.moves.append(move)
+        self.log.append(f"{'White' if player == 0 else 'Black'} played {san} ({move})")
+        outcome = self._board.outcome(claim_draw=False)
+        if outcome is not None:
+            if outcome.winner is None:
+                self.finish([0.5, 0.5], f"draw by {outcome.termination.name.lower().replace('_', ' ')}")
+            else:
+                scores = [1.0, 0.0] if outcome.winner == chess.WHITE else [0.0, 1.0]
+                self.finish(scores, f"{'White' if outcome.winner == chess.WHITE else 'Black'} wins by checkmate")
+        elif len(self.moves) >= self.options["max_plies"]:
+            self.finish([0.5, 0.5], f"draw: {self.options['max_plies']} half-moves played")
+
+    def _render(self, player: int) -> str:
+        board = str(self._board if player == 0 else self._board.transform(chess.flip_vertical).transform(chess.flip_horizontal))
+        files = "a b c d e f g h" if player == 0 else "h g f e d c b a"
+        ranks = range(8, 0, -1) if player == 0 else range(1, 9)
+        rows = [f"{r} {line}" for r, line in zip(ranks, board.splitlines())]
+        lines = [f"You play {'White (upper-case)' if player == 0 else 'Black (lower-case)'}.", *rows, f"  {files}", f"FEN: {self._board.fen()}"]
+        if self.log:
+            lines.append("Recent moves: " + "; ".join(self.log[-6:]))
+        if self._board.is_check() and not self.finished:
+            lines.append("Check!")
+        return "\n".join(lines)
+
+    def bot_move(self, player: int, rng: random.Random) -> str:
+        """Two-ply material search: mate in one if any, else the move whose worst reply leaves the
+        best material balance; random among equals."""
+        board = self._board
+        best_value, best = None, []
+        for move in list(board.legal_moves):
+            board.push(move)
+            if board.is_checkmate():
+                board.pop()
+                return move.uci()
+            worst = None
+            for reply in list(board.legal_moves):
+                board.push(reply)
+                value = -1000 if board.is_checkmate() else _material(board, player)
+                board.pop()
+                worst = value if worst is None else min(worst, value)
+            if worst is None:  # stalemate or mate after our move
+                worst = 0 if not board.is_checkmate() else 1000
+            board.pop()
+            if best_value is None or worst > best_value:
+                best_value, best = worst, [move]
+            elif worst == best_value:
+                best.append(move)
+        if not best:
+            raise GameError("chess: no legal move for the bot")
+        return rng.choice(best).uci()
+
+
+def _material(board: chess.Board, player: int) -> int:
+    me = chess.WHITE if player == 0 else chess.BLACK
+    mine, theirs = board.occupied_co[me], board.occupied_co[not me]
+    total = 0
+    for mask, value in ((board.pawns, 1), (board.knights, 3), (board.bishops, 3), (board.rooks, 5), (board.queens, 9)):
+        total += value * (chess.popcount(mask & mine) - chess.popcount(mask & theirs))
+    return total
