@@ -1,0 +1,160 @@
+"""Simple Negotiation: split a pool of items by free-text talk and explicit offers."""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any, ClassVar
+
+from arena.game import NativeGame
+from games._options import int_option, reject_unknown
+
+ITEMS = ("books", "hats", "balls")
+MAX_MESSAGE = 500  # characters of a message kept and shown to the other player
+_OFFER = re.compile(r"\[\s*offer\s*:?\s*([^\]]*)\]", re.IGNORECASE)
+_PART = re.compile(r"(\d{1,3})\s*(book|hat|ball)s?", re.IGNORECASE)
+_ACCEPT = re.compile(r"\[\s*accept\s*\]", re.IGNORECASE)
+
+
+class Negotiation(NativeGame):
+    """Simple Negotiation for two players: divide a pool of books, hats and balls.
+
+    The pool (for example 3 books, 2 hats, 1 ball) is public. Each player values the items
+    differently, and only knows their own values; the pool is worth 10 points to each player.
+    Players alternate writing a message (up to 500 characters) to each other. A message may
+    contain one command in brackets:
+    - `[Offer: 2 books, 1 hat, 0 balls]` proposes that YOU take those items and the other player
+      takes the rest. It replaces any earlier offer of yours.
+    - `[Accept]` accepts the other player's standing offer: the deal is made and the game ends.
+    Anything else is just talk. After `max_turns` messages in all (default 10) without a deal,
+    both players get 0. With a deal, each player scores the value of the items they get.
+    Invalid commands (an offer of more items than the pool has, accepting when there is no offer)
+    get feedback and two retries; a third invalid attempt in the same turn forfeits.
+    """
+
+    id: ClassVar[str] = "negotiation"
+    name: ClassVar[str] = "Simple Negotiation"
+    STATE_FIELDS = ("pool", "values", "offers", "current", "turns", "messages")
+
+    def _validate_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        reject_unknown(self.id, options, ("max_turns",))
+        return {"max_turns": int_option(self.id, "max_turns", options.get("max_turns", 10), 2, 100)}
+
+    def _setup(self) -> None:
+        self.pool = [self.rng.randint(1, 4), self.rng.randint(1, 3), self.rng.randint(1, 2)]
+        self.values = [self._random_values() for _ in range(2)]
+        self.offers: list[list[int] | None] = [None, None]  # what each player proposes to take
+        self.current = 0
+        self.turns = 0
+        self.messages: list[list[Any]] = []  # [player, text]
+
+    def _random_values(self) -> list[int]:
+        """Whole-number values per item with the whole pool worth exactly 10."""
+        while True:
+            values = [self.rng.randint(0, 10) for _ in ITEMS]
+            if sum(v * n for v, n in zip(values, self.pool)) == 10:
+                return values
+
+    def _current(self) -> list[int]:
+        return [self.current]
+
+    def _legal_moves(self, player: int) -> None:
+        return None  # free text
+
+    def _check(self, player: int, action: str) -> tuple[str | None, str | None]:
+        text = action.strip()[:MAX_MESSAGE]
+        if _ACCEPT.search(text):
+            if self.offers[1 - player] is None:
+                return None, "there is no offer from the other player to accept"
+            return text, None
+        offer = _OFFER.search(text)
+        if offer:
+            counts = self._parse_offer(offer.group(1))
+            if counts is None:
+                return None, "write offers like [Offer: 2 books, 1 hat, 0 balls]"
+            over = [f"{c} {name}" for c, n, name in zip(counts, self.pool, ITEMS) if c > n]
+            if over:
+                return None, f"the pool does not have {', '.join(over)}"
+        return text, None
+
+    @staticmethod
+    def _parse_offer(body: str) -> list[int] | None:
+        found = {m.group(2).lower(): int(m.group(1)) for m in _PART.finditer(body)}
+        if not found:
+            return None
+        return [found.get(name[:-1], 0) for name in ITEMS]
+
+    def _apply(self, player: int, move: str) -> None:
+        self.messages.append([player, move])
+        self.turns += 1
+        if _ACCEPT.search(move):
+            taken_by_other = self.offers[1 - player]
+            assert taken_by_other is not None
+            mine = [n - t for n, t in zip(self.pool, taken_by_other)]
+            shares = [mine, taken_by_other] if player == 0 else [taken_by_other, mine]
+            scores = [float(sum(v * c for v, c in zip(self.values[p], shares[p]))) for p in range(2)]
+            self.finish(scores, f"deal: Player 0 gets {self._describe(shares[0])}, Player 1 gets {self._describe(shares[1])}")
+            return
+        offer = _OFFER.search(move)
+        if offer:
+            self.offers[player] = self._parse_offer(offer.group(1))
+        if self.turns >= self.options["max_turns"]:
+            self.finish([0.0, 0.0], f"no deal after {self.turns} messages")
+            return
+        self.current = 1 - player
+
+    @staticmethod
+    def _describe(counts: list[int]) -> str:
+        return ", ".join(f"{c} {name}" for c, name in zip(counts, ITEMS))
+
+    def _values_phrase(self, player: int) -> str:
+        values = ", ".join(f"{name[:-1]}={v}" for name, v in zip(ITEMS, self.values[player]))
+        return f"Your private values (Player {player}): {values}"
+
+    def _render(self, player: int) -> str:
+        lines = [
+            f"You are Player {player}. The pool: {self._describe(self.pool)}.",
+            self._values_phrase(player) + " (the whole pool is worth 10 to you).",
+            f"Messages so far: {self.turns} of {self.options['max_turns']}.",
+        ]
+        for speaker, text in self.messages[-6:]:
+            who = "You" if speaker == player else "Other player"
+            lines.append(f"{who}: {text}")
+        other = self.offers[1 - player]
+        if other is not None:
+            lines.append(f"Standing offer from the other player: they take {self._describe(other)}; you would get {self._describe([n - t for n, t in zip(self.pool, other)])}.")
+        return "\n".join(lines)
+
+    def secrets(self, player: int) -> list[str]:
+        return [self._values_phrase(player)]
+
+    def _value_of(self, player: int, counts: list[int]) -> int:
+        return sum(v * c for v, c in zip(self.values[player], counts))
+
+    def random_move(self, player: int, rng: random.Random) -> str:
+        if self.offers[1 - player] is not None and rng.random() < 0.3:
+            return "[Accept]"
+        counts = [rng.randint(0, n) for n in self.pool]
+        return f"How about this? [Offer: {self._describe(counts)}]"
+
+    def bot_move(self, player: int, rng: random.Random) -> str:
+        """Accept when the standing offer is worth at least my aspiration, which concedes from 7
+        to 4 over the game; otherwise ask for the best bundle worth about my aspiration."""
+        progress = self.turns / self.options["max_turns"]
+        aspiration = 7 - 3 * progress
+        other = self.offers[1 - player]
+        if other is not None:
+            mine = [n - t for n, t in zip(self.pool, other)]
+            if self._value_of(player, mine) >= aspiration:
+                return "That works for me. [Accept]"
+        bundles = [
+            [a, b, c]
+            for a in range(self.pool[0] + 1)
+            for b in range(self.pool[1] + 1)
+            for c in range(self.pool[2] + 1)
+        ]
+        good = [b for b in bundles if self._value_of(player, b) >= aspiration]
+        # Among bundles good enough for me, leave the most items to the other player.
+        fewest = min(sum(b) for b in good)
+        choice = rng.choice([b for b in good if sum(b) == fewest])
+        return f"I propose a split. [Offer: {self._describe(choice)}]"
