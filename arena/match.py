@@ -128,7 +128,7 @@ async def play_match(
             game_name=game.name,
             rules=game.rules,
             observation=obs,
-            history=list(histories[player]),
+            history=histories[player],  # read-only for policies; copying it per move is O(n^2)
             attempt=attempts[player],
             match_id=record.match_id,
             baseline=lambda rng, p=player: game.bot_move(p, rng),

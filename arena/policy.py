@@ -34,7 +34,7 @@ class MoveRequest:
     game_name: str
     rules: str
     observation: Observation
-    history: list[Exchange] = field(default_factory=list)
+    history: list[Exchange] = field(default_factory=list)  # this seat's earlier asks; read-only
     attempt: int = 0  # 0 for the first try at this turn, 1.. for retries after invalid moves
     match_id: str = ""
     # The game's scripted baseline and random mover for this player (use only its information).

@@ -279,6 +279,7 @@ class TextArenaGame(Game):
         self._actions = []
         self._logs: list[list[tuple[int, str, str]]] = [[] for _ in range(self.num_players)]
         self._feedback: list[str | None] = [None] * self.num_players
+        self._rendered: list[tuple[int, str]] = [(0, "")] * self.num_players
         self._forced_result: dict[str, Any] | None = None
         seeded = random.Random(self.seed)
         self._py_state = seeded.getstate()
@@ -328,12 +329,18 @@ class TextArenaGame(Game):
         )
 
     def _render(self, player: int) -> str:
-        names = getattr(self._env.state, "role_mapping", {}) or {}
-        lines = []
-        for sender, text, _kind in self._logs[player]:
-            who = "GAME" if sender == -1 else names.get(sender, f"Player {sender}")
-            lines.append(f"[{who}] {text}")
-        return "\n".join(lines)
+        # Logs only grow, so the rendered text is extended rather than rebuilt on every observe.
+        done, text = self._rendered[player]
+        log = self._logs[player]
+        if done < len(log):
+            names = getattr(self._env.state, "role_mapping", {}) or {}
+            lines = []
+            for sender, message, _kind in log[done:]:
+                who = "GAME" if sender == -1 else names.get(sender, f"Player {sender}")
+                lines.append(f"[{who}] {message}")
+            text = "\n".join([text, *lines]) if text else "\n".join(lines)
+            self._rendered[player] = (len(log), text)
+        return text
 
     def role(self, player: int) -> str:
         return f"Player {player}"

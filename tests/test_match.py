@@ -70,7 +70,7 @@ async def test_invalid_moves_get_feedback_retry_then_forfeit():
     # the retry request carried the game's feedback and the rejected reply in the history
     retry = bad.requests[1]
     assert retry.attempt == 1 and "not a cell number" in retry.observation.feedback
-    assert retry.history[-1].reply == "I choose 9" and retry.history[-1].feedback
+    assert retry.history[0].reply == "I choose 9" and retry.history[0].feedback
 
 
 async def test_timeout_applies_the_rule_and_match_ends():

@@ -91,7 +91,7 @@ def test_invalid_move_follows_textarena_rules():
 @pytest.mark.parametrize("game_id", _two_player_ids())
 def test_every_two_player_game_plays_to_the_end_with_random(game_id):
     game = make_game(game_id, num_players=2)
-    record = asyncio.run(play_match(game, [make_policy("random"), make_policy("random")], seed=1, max_steps=3000))
+    record = asyncio.run(play_match(game, [make_policy("random"), make_policy("random")], seed=1, max_steps=1000))
     assert record.status in {"finished", "aborted"}
     if record.status == "finished":
         assert len(record.outcome["ranks"]) == 2
