@@ -249,6 +249,8 @@ class NativeGame(Game):
     def to_act(self) -> list[int]:
         if self.finished:
             return []
+        if not self.eliminated:  # the common case, and the hot path of every play-out
+            return self._current()
         return [p for p in self._current() if p not in self.eliminated]
 
     def observe(self, player: int) -> Observation:
@@ -341,7 +343,7 @@ class NativeGame(Game):
         if must_act:
             if self.finished:
                 raise GameError(f"{self.id}: the game is over")
-            if player not in self.to_act():
+            if player not in self.to_act():  # to_act() is cheap: no rendering, no copies
                 raise GameError(f"{self.id}: it is not player {player}'s turn")
 
     def _reject(self, player: int, error: str) -> StepResult:
