@@ -1,0 +1,86 @@
+"""How many games each scheduler needs to recover the true order of simulated players.
+
+16 simulated players with known Bradley-Terry strengths (log-strengths evenly spaced by `--gap`)
+play two-player games whose outcome is drawn from the model. Each scheduler hands out pairings in
+batches of `--batch` (as a league with that many matches in flight would), and after each batch
+the Bradley-Terry leaderboard is compared with the true order by Kendall's tau. The figure is the
+number of games until tau >= 0.9, median over seeds.
+
+    .venv/bin/python bench/ranking.py [--seeds 20] [--gap 0.35]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import kendalltau
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from league.ratings import bt_fit, comparisons  # noqa: E402
+from league.results import GameResult  # noqa: E402
+from league.scheduling import GameSlot, make_scheduler  # noqa: E402
+
+PLAYERS = 16
+
+
+def games_to_target(kind: str, seed: int, gap: float, batch: int, target: float, cap: int) -> int:
+    names = [f"p{i:02d}" for i in range(PLAYERS)]
+    true_theta = {name: gap * i for i, name in enumerate(names)}
+    slots = [GameSlot("sim")]
+    if kind == "round_robin":
+        scheduler = make_scheduler(kind, slots, names, matches_per_pair=cap // (PLAYERS * (PLAYERS - 1) // 2) + 1, seed=seed)
+    else:
+        scheduler = make_scheduler(kind, slots, names, budget=cap, seed=seed)
+    rng = np.random.default_rng(seed + 10_000)
+    finished: list[GameResult] = []
+    issued = 0
+    while issued < cap:
+        pairings = scheduler.next_pairings(finished, issued, batch)
+        if not pairings:
+            break
+        issued += len(pairings)
+        for pairing in pairings:
+            a, b = pairing.seats
+            p_a = 1.0 / (1.0 + np.exp(true_theta[b] - true_theta[a]))
+            ranks = (1, 2) if rng.random() < p_a else (2, 1)
+            finished.append(GameResult(pairing.key, pairing.game_id, pairing.seats, ranks))
+        x, y, s, w, _ = comparisons(finished, names)
+        estimate = bt_fit(x, y, s, w, len(names))
+        tau = kendalltau(estimate, [true_theta[n] for n in names]).statistic
+        if tau >= target:
+            return len(finished)
+    return cap
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--gap", type=float, default=0.35, help="log-strength gap between neighbours")
+    parser.add_argument("--batch", type=int, default=8, help="matches in flight between rating updates")
+    parser.add_argument("--target", type=float, default=0.9, help="Kendall tau to reach")
+    parser.add_argument("--cap", type=int, default=20_000, help="give up after this many games")
+    args = parser.parse_args()
+    print(f"machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(f"{PLAYERS} players, log-strength gap {args.gap}, batches of {args.batch}, target tau {args.target}, {args.seeds} seeds")
+    medians = {}
+    for kind in ("round_robin", "adaptive"):
+        start = time.perf_counter()
+        needed = [games_to_target(kind, seed, args.gap, args.batch, args.target, args.cap) for seed in range(args.seeds)]
+        medians[kind] = statistics.median(needed)
+        print(f"{kind:12s} median games {medians[kind]:8.0f}   (min {min(needed)}, max {max(needed)}, {time.perf_counter() - start:.1f} s)")
+    ratio = medians["adaptive"] / medians["round_robin"]
+    print(f"adaptive / round_robin = {ratio:.2f} (target <= 0.40)")
+    print(json.dumps({"adaptive_over_round_robin": round(ratio, 3), "median_games": medians, "seeds": args.seeds, "gap": args.gap, "batch": args.batch}))
+
+
+if __name__ == "__main__":
+    main()
