@@ -41,20 +41,36 @@ class Chess(NativeGame):
         self.start_fen = chess.STARTING_FEN
         self.moves: list[str] = []
         self._board = chess.Board()
+        self._pushed: list[str] = []  # the moves on self._board's stack, to restore states fast
+        self._board_start = self.start_fen
 
     # The python-chess board is derived state: rebuilt from the start position and the move list,
-    # which also restores the repetition history that FEN alone would lose.
+    # which also restores the repetition history that FEN alone would lose. Restores usually
+    # revisit a nearby position (replays, probes of every legal move), so the board is brought to
+    # the target by popping back to the common prefix and pushing the rest, not rebuilt.
     def set_state(self, state: dict[str, Any]) -> None:
         super().set_state(state)
-        key = (self.start_fen, tuple(self.moves))
-        cached = getattr(self, "_restored", None)
-        if cached is not None and cached[0] == key:
-            self._board = cached[1].copy()
-            return
-        self._board = chess.Board(self.start_fen)
-        for uci in self.moves:
-            self._board.push(chess.Move.from_uci(uci))
-        self._restored = (key, self._board.copy())
+        board: chess.Board | None = getattr(self, "_board", None)
+        pushed: list[str] = getattr(self, "_pushed", [])
+        try:
+            if board is None or getattr(self, "_board_start", None) != self.start_fen:
+                board, pushed = chess.Board(self.start_fen), []
+            common = 0
+            for have, want in zip(pushed, self.moves):
+                if have != want:
+                    break
+                common += 1
+            for _ in range(len(pushed) - common):
+                board.pop()
+            for uci in self.moves[common:]:
+                move = chess.Move.from_uci(uci)
+                if not board.is_legal(move):  # push() would accept it and corrupt the position
+                    raise ValueError(f"illegal move {uci} in the saved move list")
+                board.push(move)
+        except ValueError as exc:
+            self._board, self._pushed, self._board_start = chess.Board(), [], chess.STARTING_FEN
+            raise GameError(f"chess: bad saved state: {str(exc)[:80]}") from exc
+        self._board, self._pushed, self._board_start = board, list(self.moves), self.start_fen
 
     def role(self, player: int) -> str:
         return f"Player {player} ({'White' if player == 0 else 'Black'})"
@@ -86,6 +102,7 @@ class Chess(NativeGame):
         san = self._board.san(parsed)
         self._board.push(parsed)
         self.moves.append(move)
+        self._pushed.append(move)
         self.log.append(f"{'White' if player == 0 else 'Black'} played {san} ({move})")
         outcome = self._board.outcome(claim_draw=False)
         if outcome is not None:
@@ -110,37 +127,64 @@ class Chess(NativeGame):
         return "\n".join(lines)
 
     def bot_move(self, player: int, rng: random.Random) -> str:
-        """Two-ply material search: mate in one if any, else the move whose worst reply leaves the
-        best material balance; random among equals."""
+        """Two-ply material search: mate in one if any; else the move whose best reply (for the
+        opponent) leaves the best material balance, random among equals, skipping moves that
+        allow mate in one."""
         board = self._board
-        best_value, best = None, []
+        me = board.turn
+        scored: dict[int, list[chess.Move]] = {}
         for move in list(board.legal_moves):
             board.push(move)
             if board.is_checkmate():
                 board.pop()
                 return move.uci()
-            worst = None
-            for reply in list(board.legal_moves):
-                board.push(reply)
-                value = -1000 if board.is_checkmate() else _material(board, player)
-                board.pop()
-                worst = value if worst is None else min(worst, value)
-            if worst is None:  # stalemate or mate after our move
-                worst = 0 if not board.is_checkmate() else 1000
+            # The reply is scored without pushing it: the material it wins is what it captures
+            # (plus a promotion), which keeps a bot move around a millisecond.
+            gains = [_reply_gain(board, reply) for reply in board.legal_moves]
+            value = _material(board, me) - max(gains) if gains else 0  # no reply: stalemate, a draw
             board.pop()
-            if best_value is None or worst > best_value:
-                best_value, best = worst, [move]
-            elif worst == best_value:
-                best.append(move)
-        if not best:
+            scored.setdefault(value, []).append(move)
+        for value in sorted(scored, reverse=True):
+            tier = scored[value]
+            rng.shuffle(tier)
+            for move in tier:
+                if not _allows_mate_in_one(board, move):
+                    return move.uci()
+        if not scored:
             raise GameError("chess: no legal move for the bot")
-        return rng.choice(best).uci()
+        return rng.choice(scored[max(scored)]).uci()  # every move loses to mate: any best one
 
 
-def _material(board: chess.Board, player: int) -> int:
-    me = chess.WHITE if player == 0 else chess.BLACK
-    mine, theirs = board.occupied_co[me], board.occupied_co[not me]
+PIECE_VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9, chess.KING: 0}
+
+
+def _material(board: chess.Board, color: chess.Color) -> int:
+    """Material balance for `color`: pawns 1, knights and bishops 3, rooks 5, queens 9."""
+    mine, theirs = board.occupied_co[color], board.occupied_co[not color]
     total = 0
     for mask, value in ((board.pawns, 1), (board.knights, 3), (board.bishops, 3), (board.rooks, 5), (board.queens, 9)):
         total += value * (chess.popcount(mask & mine) - chess.popcount(mask & theirs))
     return total
+
+
+def _reply_gain(board: chess.Board, move: chess.Move) -> int:
+    """Material the side to move wins with `move`: what it captures plus a promotion's gain."""
+    captured = chess.PAWN if board.is_en_passant(move) else board.piece_type_at(move.to_square)
+    gain = PIECE_VALUES[captured] if captured else 0
+    if move.promotion:
+        gain += PIECE_VALUES[move.promotion] - 1
+    return gain
+
+
+def _allows_mate_in_one(board: chess.Board, move: chess.Move) -> bool:
+    board.push(move)
+    try:
+        for reply in list(board.legal_moves):
+            board.push(reply)
+            mate = board.is_checkmate()
+            board.pop()
+            if mate:
+                return True
+        return False
+    finally:
+        board.pop()

@@ -7,10 +7,9 @@ import random
 import re
 from typing import Any, ClassVar
 
-from arena.game import InvalidMoveRule, NativeGame
+from arena.game import GameError, InvalidMoveRule, NativeGame
 from games._options import int_option, reject_unknown
 
-NUMBER_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
 _BID = re.compile(r"^(?:bid\s*:?\s*)?(\d{1,3})\s*[ ,x]\s*(\d{1,2})s?$")
 
 
@@ -25,8 +24,11 @@ class LiarsDice(NativeGame):
       with a larger face F. Faces are 1-6.
     - `liar` challenges the previous bid. All dice are revealed. If the bid was true (at least Q
       dice show F), the challenger loses one die; otherwise the bidder loses one die.
-    There are no wild faces: a 1 counts only as a 1. The player who lost a die starts the next
-    round (or the next player still in, if that player is out). A player with no dice left is out.
+    Accepted spellings: `bid 3 4`, `3 4`, `[3 4]`, `3x4`; `liar`, `challenge`, `[liar]`.
+    Wild ones: off by default, so a 1 counts only as a 1. With the option `wild_ones` on, every 1
+    also counts as the face of any bid on 2-6 (a bid on 1s counts only the 1s). The view says which
+    rule is in force. The player who lost a die starts the next round (or the next player still
+    in, if that player is out). A player with no dice left is out.
     The last player with dice wins; the others rank by how long they lasted.
     Invalid moves get feedback and two retries; then the player is eliminated (with two players
     left, they forfeit).
@@ -40,8 +42,11 @@ class LiarsDice(NativeGame):
     STATE_FIELDS = ("dice", "bid", "bidder", "current", "round_no")
 
     def _validate_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        reject_unknown(self.id, options, ("dice",))
-        return {"dice": int_option(self.id, "dice", options.get("dice", 5), 1, 10)}
+        reject_unknown(self.id, options, ("dice", "wild_ones"))
+        return {
+            "dice": int_option(self.id, "dice", options.get("dice", 5), 1, 10),
+            "wild_ones": _bool_option(self.id, "wild_ones", options.get("wild_ones", False)),
+        }
 
     def _setup(self) -> None:
         self.dice: list[list[int]] = [[0] * self.options["dice"] for _ in range(self.num_players)]
@@ -70,6 +75,16 @@ class LiarsDice(NativeGame):
 
     def _total_dice(self) -> int:
         return sum(len(hand) for hand in self.dice)
+
+    def _matching(self, hand: list[int], face: int) -> int:
+        """Dice in `hand` that count towards a bid on `face` (1s too, when ones are wild)."""
+        if self.options["wild_ones"] and face != 1:
+            return sum(1 for die in hand if die == face or die == 1)
+        return hand.count(face)
+
+    def _face_chance(self, face: int) -> float:
+        """Chance that one unseen die counts towards a bid on `face`."""
+        return 2 / 6 if self.options["wild_ones"] and face != 1 else 1 / 6
 
     def _legal_moves(self, player: int) -> list[str]:
         moves = ["liar"] if self.bid is not None else []
@@ -108,12 +123,12 @@ class LiarsDice(NativeGame):
             return
         assert self.bid is not None and self.bidder is not None
         quantity, face = self.bid
-        count = sum(hand.count(face) for hand in self.dice)
+        count = sum(self._matching(hand, face) for hand in self.dice)
         reveal = "; ".join(f"P{p} {' '.join(map(str, h))}" for p, h in enumerate(self.dice) if h)
         loser = player if count >= quantity else self.bidder
         verdict = "true" if count >= quantity else "a lie"
         self.log.append(
-            f"Player {player} called liar on {quantity} x {face}s; revealed [{reveal}]: {count} showed {face}, "
+            f"Player {player} called liar on {quantity} x {face}s; revealed [{reveal}]: {count} counted as {face}, "
             f"the bid was {verdict}; Player {loser} loses a die"
         )
         self.dice[loser] = self.dice[loser][:-1]
@@ -132,7 +147,8 @@ class LiarsDice(NativeGame):
 
     def _render(self, player: int) -> str:
         counts = ", ".join(f"Player {p}: {len(h)}" for p, h in enumerate(self.dice) if p in self.alive())
-        lines = [f"You are Player {player}. Round {self.round_no}."]
+        wild = "Ones are wild (a 1 counts as any face bid on 2-6)." if self.options["wild_ones"] else "Ones are not wild."
+        lines = [f"You are Player {player}. Round {self.round_no}. {wild}"]
         if self.dice[player]:
             lines.append(self._dice_phrase(player))
         else:
@@ -159,18 +175,33 @@ class LiarsDice(NativeGame):
         unknown = self._total_dice() - len(mine)
         if self.bid is not None:
             quantity, face = self.bid
-            need = quantity - mine.count(face)
-            if _at_least(need, unknown, 1 / 6) < 0.35:
+            need = quantity - self._matching(mine, face)
+            if _at_least(need, unknown, self._face_chance(face)) < 0.35:
                 return "liar"
-        best_face = max(range(1, 7), key=lambda f: (mine.count(f), f))
+        # The face I can back best: most expected matching dice, counting my own hand.
+        best_face = max(range(1, 7), key=lambda f: (self._matching(mine, f) + unknown * self._face_chance(f), f))
         legal = [m for m in self._legal_moves(player) if m != "liar"]
         for move in legal:
             _, q, f = move.split()
-            if int(f) == best_face and _at_least(int(q) - mine.count(best_face), unknown, 1 / 6) >= 0.5:
+            if int(f) == best_face and _at_least(int(q) - self._matching(mine, best_face), unknown, self._face_chance(best_face)) >= 0.5:
                 return move
         if self.bid is not None:
             return "liar"
         return legal[0]
+
+
+def _bool_option(game_id: str, name: str, value: Any) -> bool:
+    """`value` as a bool; also the text a YAML file or command line gives (true/false, yes/no, 1/0)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in {"true", "yes", "on", "1"}:
+        return True
+    if text in {"false", "no", "off", "0"}:
+        return False
+    raise GameError(f"{game_id}: option {name!r} must be true or false, got {str(value)[:40]!r}")
 
 
 def _at_least(k: int, n: int, p: float) -> float:

@@ -12,8 +12,16 @@ from games._options import int_option, reject_unknown
 ITEMS = ("books", "hats", "balls")
 MAX_MESSAGE = 500  # characters of a message kept and shown to the other player
 _OFFER = re.compile(r"\[\s*offer\s*:?\s*([^\]]*)\]", re.IGNORECASE)
-_PART = re.compile(r"(\d{1,3})\s*(book|hat|ball)s?", re.IGNORECASE)
+_PART = re.compile(r"(?<!\d)(\d{1,3})\s*(book|hat|ball)s?", re.IGNORECASE)
 _ACCEPT = re.compile(r"\[\s*accept\s*\]", re.IGNORECASE)
+_REJECT = re.compile(r"\[\s*reject\s*\]", re.IGNORECASE)
+
+
+def _clean(text: str) -> str:
+    """A message as the other player will see it: capped, on one line, printable characters only
+    (so a message cannot forge lines of the other player's view)."""
+    flat = " ".join(str(text)[: 4 * MAX_MESSAGE].split())
+    return "".join(ch for ch in flat if ch.isprintable())[:MAX_MESSAGE].strip()
 
 
 class Negotiation(NativeGame):
@@ -21,15 +29,20 @@ class Negotiation(NativeGame):
 
     The pool (for example 3 books, 2 hats, 1 ball) is public. Each player values the items
     differently, and only knows their own values; the pool is worth 10 points to each player.
-    Players alternate writing a message (up to 500 characters) to each other. A message may
-    contain one command in brackets:
+    Player 0 writes first; then players alternate, one message (up to 500 characters; longer
+    messages are cut) per turn. A message may contain commands in brackets:
     - `[Offer: 2 books, 1 hat, 0 balls]` proposes that YOU take those items and the other player
-      takes the rest. It replaces any earlier offer of yours.
+      takes the rest. Items you leave out count as 0. It replaces any earlier offer of yours and
+      stands until you make another or the other player rejects it.
     - `[Accept]` accepts the other player's standing offer: the deal is made and the game ends.
+      A message with `[Accept]` must not also hold an offer or `[Reject]`.
+    - `[Reject]` turns down the other player's standing offer; you may add your own offer in the
+      same message, e.g. `[Reject] [Offer: 3 books, 0 hats, 1 ball]`.
     Anything else is just talk. After `max_turns` messages in all (default 10) without a deal,
-    both players get 0. With a deal, each player scores the value of the items they get.
-    Invalid commands (an offer of more items than the pool has, accepting when there is no offer)
-    get feedback and two retries; a third invalid attempt in the same turn forfeits.
+    both players get 0 (the disagreement value). With a deal, each player scores the value of the
+    items they get. Invalid commands (an offer of more items than the pool has or naming no items,
+    two offers in one message, accepting or rejecting when there is no offer) get feedback and
+    two retries; a third invalid attempt in the same turn forfeits.
     """
 
     id: ClassVar[str] = "negotiation"
@@ -62,14 +75,19 @@ class Negotiation(NativeGame):
         return None  # free text
 
     def _check(self, player: int, action: str) -> tuple[str | None, str | None]:
-        text = action.strip()[:MAX_MESSAGE]
-        if _ACCEPT.search(text):
-            if self.offers[1 - player] is None:
-                return None, "there is no offer from the other player to accept"
-            return text, None
-        offer = _OFFER.search(text)
-        if offer:
-            counts = self._parse_offer(offer.group(1))
+        text = _clean(action)
+        if not text:
+            return None, "write a message (it may be empty of commands, but not of text)"
+        offers = _OFFER.findall(text)
+        accept, reject = _ACCEPT.search(text), _REJECT.search(text)
+        if (accept or reject) and self.offers[1 - player] is None:
+            return None, f"there is no offer from the other player to {'accept' if accept else 'reject'}"
+        if accept and (reject or offers):
+            return None, "[Accept] ends the game: send it without an offer or [Reject]"
+        if len(offers) > 1:
+            return None, "make one offer per message"
+        if offers:
+            counts = self._parse_offer(offers[0])
             if counts is None:
                 return None, "write offers like [Offer: 2 books, 1 hat, 0 balls]"
             over = [f"{c} {name}" for c, n, name in zip(counts, self.pool, ITEMS) if c > n]
@@ -95,6 +113,8 @@ class Negotiation(NativeGame):
             scores = [float(sum(v * c for v, c in zip(self.values[p], shares[p]))) for p in range(2)]
             self.finish(scores, f"deal: Player 0 gets {self._describe(shares[0])}, Player 1 gets {self._describe(shares[1])}")
             return
+        if _REJECT.search(move):
+            self.offers[1 - player] = None
         offer = _OFFER.search(move)
         if offer:
             self.offers[player] = self._parse_offer(offer.group(1))
@@ -120,10 +140,16 @@ class Negotiation(NativeGame):
         for speaker, text in self.messages[-6:]:
             who = "You" if speaker == player else "Other player"
             lines.append(f"{who}: {text}")
-        other = self.offers[1 - player]
+        other, own = self.offers[1 - player], self.offers[player]
+        if own is not None:
+            lines.append(f"Your standing offer: you take {self._describe(own)}; the other player would get {self._describe(self._rest(own))}.")
         if other is not None:
-            lines.append(f"Standing offer from the other player: they take {self._describe(other)}; you would get {self._describe([n - t for n, t in zip(self.pool, other)])}.")
+            lines.append(f"Standing offer from the other player: they take {self._describe(other)}; you would get {self._describe(self._rest(other))}.")
         return "\n".join(lines)
+
+    def _rest(self, taken: list[int]) -> list[int]:
+        """What is left of the pool when one player takes `taken`."""
+        return [n - t for n, t in zip(self.pool, taken)]
 
     def secrets(self, player: int) -> list[str]:
         return [self._values_phrase(player)]
@@ -132,10 +158,16 @@ class Negotiation(NativeGame):
         return sum(v * c for v, c in zip(self.values[player], counts))
 
     def random_move(self, player: int, rng: random.Random) -> str:
-        if self.offers[1 - player] is not None and rng.random() < 0.3:
+        """A random valid message: accept or reject a standing offer, make a random offer, or talk."""
+        standing = self.offers[1 - player] is not None
+        roll = rng.random()
+        if standing and roll < 0.3:
             return "[Accept]"
+        if roll > 0.9:
+            return "Let me think about it."
         counts = [rng.randint(0, n) for n in self.pool]
-        return f"How about this? [Offer: {self._describe(counts)}]"
+        prefix = "[Reject] " if standing and roll < 0.5 else ""
+        return f"{prefix}How about this? [Offer: {self._describe(counts)}]"
 
     def bot_move(self, player: int, rng: random.Random) -> str:
         """Accept when the standing offer is worth at least my aspiration, which concedes from 7
@@ -157,4 +189,5 @@ class Negotiation(NativeGame):
         # Among bundles good enough for me, leave the most items to the other player.
         fewest = min(sum(b) for b in good)
         choice = rng.choice([b for b in good if sum(b) == fewest])
-        return f"I propose a split. [Offer: {self._describe(choice)}]"
+        prefix = "[Reject] " if other is not None else ""
+        return f"{prefix}I propose a split. [Offer: {self._describe(choice)}]"
