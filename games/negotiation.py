@@ -12,7 +12,7 @@ from games._options import int_option, reject_unknown
 ITEMS = ("books", "hats", "balls")
 MAX_MESSAGE = 500  # characters of a message kept and shown to the other player
 _OFFER = re.compile(r"\[\s*offer\s*:?\s*([^\]]*)\]", re.IGNORECASE)
-_PART = re.compile(r"(?<!\d)(\d{1,3})\s*(book|hat|ball)s?", re.IGNORECASE)
+_PART = re.compile(r"(?<!\d)(\d{1,9})\s*(book|hat|ball)s?", re.IGNORECASE)
 _ACCEPT = re.compile(r"\[\s*accept\s*\]", re.IGNORECASE)
 _REJECT = re.compile(r"\[\s*reject\s*\]", re.IGNORECASE)
 
