@@ -6,7 +6,7 @@ import random
 import re
 from typing import Any, ClassVar
 
-from arena.game import NativeGame
+from arena.game import GameError, NativeGame
 from games._options import int_list_option, int_option, reject_unknown
 
 _CELL = re.compile(r"^([a-z])\s*-?\s*(\d{1,2})$")
@@ -33,9 +33,7 @@ class Battleship(NativeGame):
         reject_unknown(self.id, options, ("size", "fleet"))
         size = int_option(self.id, "size", options.get("size", 6), 4, 10)
         fleet = int_list_option(self.id, "fleet", options.get("fleet", [3, 2, 2]), 1, size, 1, 6)
-        if sum(fleet) > size * size // 2:
-            from arena.game import GameError
-
+        if sum(fleet) > size * size // 2:  # random placement must always find room
             raise GameError(f"{self.id}: option 'fleet' {fleet} does not fit on a {size}x{size} grid")
         return {"size": size, "fleet": fleet}
 
@@ -45,20 +43,27 @@ class Battleship(NativeGame):
         self.current = 0
 
     def _place_fleet(self) -> list[list[int]]:
+        """Ships at random, straight and apart. Early ships can box a later one out of a crowded
+        grid, so a stuck placement starts over (a bounded number of times) instead of looping."""
         size = self.options["size"]
-        taken: set[int] = set()
-        fleet = []
-        for length in self.options["fleet"]:
-            while True:
-                horizontal = self.rng.random() < 0.5
-                row = self.rng.randrange(size if horizontal else size - length + 1)
-                col = self.rng.randrange(size - length + 1 if horizontal else size)
-                cells = [row * size + col + (i if horizontal else i * size) for i in range(length)]
-                if not taken.intersection(cells):
-                    taken.update(cells)
-                    fleet.append(cells)
-                    break
-        return fleet
+        for _ in range(200):
+            taken: set[int] = set()
+            fleet: list[list[int]] = []
+            for length in self.options["fleet"]:
+                for _ in range(100):
+                    horizontal = self.rng.random() < 0.5
+                    row = self.rng.randrange(size if horizontal else size - length + 1)
+                    col = self.rng.randrange(size - length + 1 if horizontal else size)
+                    cells = [row * size + col + (i if horizontal else i * size) for i in range(length)]
+                    if not taken.intersection(cells):
+                        taken.update(cells)
+                        fleet.append(cells)
+                        break
+                else:
+                    break  # this ship found no room: place the whole fleet again
+            if len(fleet) == len(self.options["fleet"]):
+                return fleet
+        raise GameError(f"{self.id}: could not place the fleet {self.options['fleet']} on a {size}x{size} grid")
 
     def _name(self, cell: int) -> str:
         size = self.options["size"]
