@@ -77,7 +77,7 @@ class Negotiation(NativeGame):
     def _check(self, player: int, action: str) -> tuple[str | None, str | None]:
         text = _clean(action)
         if not text:
-            return None, "write a message (it may be empty of commands, but not of text)"
+            return None, "the message is empty: write some text (commands in brackets are optional)"
         offers = _OFFER.findall(text)
         accept, reject = _ACCEPT.search(text), _REJECT.search(text)
         if (accept or reject) and self.offers[1 - player] is None:

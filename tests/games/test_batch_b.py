@@ -241,7 +241,7 @@ def test_negotiation_reject_withdraws_the_offer():
         ("[Offer: 1000 books]", "does not have"),
         ("[Offer: lots of stuff]", "write offers like"),
         ("[Offer: 1 book] [Offer: 0 books]", "one offer"),
-        ("", "write a message"),
+        ("", "the message is empty"),
     ],
 )
 def test_negotiation_rejects_bad_commands(message, why):
