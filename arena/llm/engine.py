@@ -1,0 +1,540 @@
+"""One batching inference engine per process and base model.
+
+Concurrent matches (and `arena serve-model` clients) call `chat` / `choose`; each call puts a
+request on the engine's queue and awaits its future. A worker task collects what is queued, waits
+briefly for stragglers, and runs the batch on one dedicated thread so the event loop keeps serving:
+ONE `generate` for all free-text requests of the batch (left padding) and one prefill + one
+scoring forward for all constrained choices. Then it resolves every future.
+
+Why one generate fits requests with different settings:
+- Sampling is done per row by `_RowSampler`, a logits processor that applies each row's own
+  temperature and top_p and draws the token with each row's own `torch.Generator`, then hands
+  generate a one-hot score row so its greedy step picks exactly that token. Temperature 0 = argmax.
+- Each row stops at its own `max_new_tokens` (`_RowBudget` stopping criterion) or at end-of-turn.
+- LoRA adapters: several peft adapters sit on the one base model; a batch mixes rows of different
+  adapters and of the bare base through peft's per-row `adapter_names`, so checkpoints of one
+  training run can play each other without loading the base twice.
+
+Seeds: a request with a seed gets its own generator seeded with it, so its draws do not depend on
+its batch companions. The limit: with left padding the logits of a row differ from an unbatched
+run in the last float bits, so a near-tie can resolve differently when the batch shape changes.
+Same requests in the same batch shape reproduce exactly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import math
+import threading
+import time
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from arena.llm.model import LOCAL_ALIASES, LoadedModel, ModelNotAvailable, load_model
+
+MAX_NEW_TOKENS_CAP = 4096
+MAX_OPTIONS = 512  # per choose() call
+MAX_OPTION_CHARS = 1000
+BASE_ADAPTER = "__base__"  # peft's name for "no adapter" in a mixed batch
+LOGITS_BUDGET_FLOATS = 64_000_000  # bound the (options x tokens x vocab) log-prob tensor of one chunk
+
+
+@dataclass
+class SamplingParams:
+    temperature: float = 0.7  # 0 = greedy
+    top_p: float = 1.0
+    max_new_tokens: int = 64
+    seed: int | None = None
+
+
+@dataclass
+class Generation:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    finish_reason: str  # "stop" (end of turn) or "length" (hit max_new_tokens)
+
+
+class PromptTooLong(ValueError):
+    """The prompt does not fit the model's context with room for the reply."""
+
+
+@dataclass
+class EngineStats:
+    """Counters for tests, benchmarks and the server's logs."""
+
+    batches: int = 0
+    generate_calls: int = 0
+    choose_forwards: int = 0
+    rows: int = 0  # requests served
+    largest_batch: int = 0
+    busy_s: float = 0.0  # time the model thread spent computing
+
+
+@dataclass
+class _Request:
+    kind: str  # "chat" | "choose"
+    prompt_ids: list[int]
+    adapter: str  # peft adapter name, or BASE_ADAPTER
+    future: asyncio.Future
+    params: SamplingParams | None = None
+    options: list[str] = field(default_factory=list)
+    option_ids: list[list[int]] = field(default_factory=list)
+
+
+class _RowSampler:
+    """Logits processor: per-row temperature, top_p and seeded draw; returns one-hot scores."""
+
+    def __init__(self, temperatures: list[float], top_ps: list[float], generators: list[torch.Generator | None]):
+        self.temperatures = temperatures
+        self.top_ps = top_ps
+        self.generators = generators
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        scores = scores.float()
+        chosen = scores.argmax(dim=-1)
+        for row, (temperature, top_p, gen) in enumerate(zip(self.temperatures, self.top_ps, self.generators)):
+            if temperature <= 0:
+                continue
+            probs = torch.softmax(scores[row] / temperature, dim=-1)
+            if top_p < 1.0:
+                sorted_probs, order = probs.sort(descending=True)
+                # keep the smallest prefix whose mass reaches top_p (always at least one token)
+                drop = sorted_probs.cumsum(0) - sorted_probs >= top_p
+                sorted_probs[drop] = 0.0
+                probs = torch.zeros_like(probs).scatter_(0, order, sorted_probs)
+            chosen[row] = torch.multinomial(probs.cpu(), 1, generator=gen).to(chosen.device)[0]
+        one_hot = torch.full_like(scores, -math.inf)
+        one_hot.scatter_(1, chosen.unsqueeze(1), 0.0)
+        return one_hot
+
+
+class _RowBudget:
+    """Stopping criterion: each row is done once it produced its own max_new_tokens."""
+
+    def __init__(self, prompt_len: int, budgets: list[int], device: Any):
+        self.prompt_len = prompt_len
+        self.budgets = torch.tensor(budgets, device=device)
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor, **kwargs: Any) -> torch.BoolTensor:
+        return (input_ids.shape[1] - self.prompt_len) >= self.budgets
+
+
+class _Batcher:
+    """The queue and worker task of one event loop (an engine may serve several loops/threads)."""
+
+    def __init__(self, engine: "LocalEngine", loop: asyncio.AbstractEventLoop):
+        self.engine = engine
+        self.loop = loop
+        self.pending: collections.deque[_Request] = collections.deque()
+        self.arrived = asyncio.Event()
+        self.expected = 1  # size of the previous batch: how many stragglers are worth waiting for
+        self.task = loop.create_task(self._run(), name="arena-engine-batcher")
+
+    def submit(self, request: _Request) -> None:
+        self.pending.append(request)
+        self.arrived.set()
+
+    async def _wait_arrival(self, timeout: float) -> bool:
+        self.arrived.clear()
+        if self.pending:
+            return True
+        try:
+            await asyncio.wait_for(self.arrived.wait(), timeout)
+            return True
+        except asyncio.TimeoutError:
+            return False
+
+    async def _collect(self) -> list[_Request]:
+        engine = self.engine
+        while not self.pending:
+            self.arrived.clear()
+            await self.arrived.wait()
+        batch: list[_Request] = []
+        deadline = self.loop.time() + engine.max_wait_s
+        while True:
+            while self.pending and len(batch) < engine.max_batch:
+                request = self.pending.popleft()
+                if not request.future.done():  # its caller gave up (timeout, cancel)
+                    batch.append(request)
+            remaining = deadline - self.loop.time()
+            if len(batch) >= engine.max_batch or remaining <= 0:
+                break
+            # Until the previous batch's size is reached, more requests are very likely on their
+            # way (the same matches, one move later): wait for them. Past it, only a short gap.
+            wait = remaining if len(batch) < self.expected else min(remaining, engine.idle_gap_s)
+            if not await self._wait_arrival(wait):
+                break
+        return batch
+
+    async def _run(self) -> None:
+        try:
+            while True:
+                batch = await self._collect()
+                if not batch:
+                    continue
+                self.expected = len(batch)
+                try:
+                    results = await self.loop.run_in_executor(self.engine._executor, self.engine._execute, batch)
+                except Exception as exc:  # a failing batch fails its requests, never the worker
+                    for request in batch:
+                        if not request.future.done():
+                            request.future.set_exception(exc)
+                    continue
+                for request, result in zip(batch, results):
+                    if not request.future.done():
+                        request.future.set_result(result)
+        except asyncio.CancelledError:
+            for request in self.pending:
+                if not request.future.done():
+                    request.future.cancel()
+            raise
+
+
+class LocalEngine:
+    """A transformers causal LM (plus optional LoRA adapters) behind a batching request queue.
+
+    Get one with `get_engine(base, adapters)`; all policies and servers of a process share it.
+    """
+
+    def __init__(
+        self,
+        base: str,
+        *,
+        max_batch: int = 32,
+        max_wait_s: float = 0.05,
+        idle_gap_s: float = 0.004,
+        device: str | None = None,
+    ):
+        if max_batch < 1:
+            raise ValueError("max_batch must be at least 1")
+        self.base = base
+        self.max_batch = max_batch
+        self.max_wait_s = max_wait_s
+        self.idle_gap_s = idle_gap_s
+        self.loaded: LoadedModel = load_model(base, device=device)
+        self.model = self.loaded.model  # becomes a PeftModel once an adapter is loaded
+        self.tokenizer = self.loaded.tokenizer
+        self.device = self.loaded.device
+        self.context_length: int = int(
+            getattr(self.model.config, "max_position_embeddings", None) or min(self.tokenizer.model_max_length, 1 << 20)
+        )
+        self.stats = EngineStats()
+        self._adapters: dict[str, str] = {}  # adapter key (resolved path) -> peft adapter name
+        self._model_lock = threading.Lock()  # one computation (or adapter load) at a time
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-engine")
+        self._batchers: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Batcher]" = weakref.WeakKeyDictionary()
+        self._batchers_lock = threading.Lock()
+        self._end_ids = self._end_of_turn_ids()
+
+    # ---------------------------------------------------------------- public API
+
+    @property
+    def adapters(self) -> list[str]:
+        """Keys (resolved paths) of the loaded adapters, in load order."""
+        return list(self._adapters)
+
+    def load_adapter(self, path: str) -> str:
+        """Load a peft LoRA adapter folder onto the base model (once); returns its key."""
+        key = adapter_key(path)
+        with self._model_lock:
+            if key in self._adapters:
+                return key
+            name = f"adapter{len(self._adapters)}"  # peft names become module keys: no dots allowed
+            try:
+                from peft import PeftModel
+
+                if isinstance(self.model, PeftModel):
+                    self.model.load_adapter(key, adapter_name=name)
+                else:
+                    self.model = PeftModel.from_pretrained(self.model, key, adapter_name=name)
+            except (OSError, ValueError, RuntimeError) as exc:
+                raise ModelNotAvailable(f"cannot load LoRA adapter {path!r} on {self.base!r}: {str(exc).splitlines()[0][:300]}") from None
+            self.model.eval()
+            self._adapters[key] = name
+        return key
+
+    def count_tokens(self, messages: list[dict]) -> int:
+        """Prompt tokens of `messages` rendered with the chat template, reply header included."""
+        return len(self._encode(messages))
+
+    async def chat(self, messages: list[dict], params: SamplingParams, adapter: str | None = None) -> Generation:
+        """Generate the assistant's reply to `messages`."""
+        params = _checked_params(params)
+        prompt_ids = self._encode(messages)
+        if len(prompt_ids) + 1 > self.context_length:
+            raise PromptTooLong(f"prompt has {len(prompt_ids)} tokens; the model's context is {self.context_length}")
+        budget = min(params.max_new_tokens, self.context_length - len(prompt_ids))
+        if budget != params.max_new_tokens:
+            params = SamplingParams(params.temperature, params.top_p, budget, params.seed)
+        request = _Request("chat", prompt_ids, await self._adapter_name(adapter), self._new_future(), params=params)
+        return await self._submit(request)
+
+    async def choose(self, messages: list[dict], options: list[str], adapter: str | None = None) -> tuple[str, Generation]:
+        """The option with the highest total log-probability as the assistant's whole reply.
+
+        Scored as option tokens + end-of-turn, so an option that is a prefix of another ("e2" vs
+        "e2e4") is not favoured just for being shorter.
+        """
+        if not options:
+            raise ValueError("choose() needs at least one option")
+        if len(options) > MAX_OPTIONS:
+            raise ValueError(f"choose() takes at most {MAX_OPTIONS} options, got {len(options)}")
+        options = [str(o) for o in options]
+        if any(len(o) > MAX_OPTION_CHARS for o in options):
+            raise ValueError(f"choose() options are capped at {MAX_OPTION_CHARS} characters")
+        prompt_ids = self._encode(messages)
+        option_ids = [self.tokenizer(o, add_special_tokens=False)["input_ids"] + [self._end_ids[0]] for o in options]
+        if len(prompt_ids) + max(len(ids) for ids in option_ids) > self.context_length:
+            raise PromptTooLong(f"prompt has {len(prompt_ids)} tokens; the model's context is {self.context_length}")
+        request = _Request(
+            "choose", prompt_ids, await self._adapter_name(adapter), self._new_future(), options=options, option_ids=option_ids
+        )
+        return await self._submit(request)
+
+    async def close(self) -> None:
+        """Stop this loop's worker (the model stays loaded for the process)."""
+        batcher = self._batchers.pop(asyncio.get_running_loop(), None)
+        if batcher is not None:
+            batcher.task.cancel()
+            try:
+                await batcher.task
+            except asyncio.CancelledError:
+                pass
+
+    # ---------------------------------------------------------------- queue side
+
+    def _new_future(self) -> asyncio.Future:
+        return asyncio.get_running_loop().create_future()
+
+    async def _submit(self, request: _Request) -> Any:
+        loop = asyncio.get_running_loop()
+        with self._batchers_lock:
+            batcher = self._batchers.get(loop)
+            if batcher is None or batcher.task.done():
+                batcher = self._batchers[loop] = _Batcher(self, loop)
+        batcher.submit(request)
+        return await request.future
+
+    async def _adapter_name(self, adapter: str | None) -> str:
+        if adapter is None or adapter == "":
+            return BASE_ADAPTER
+        key = adapter_key(adapter)
+        if key not in self._adapters:  # first use: load it off the event loop
+            await asyncio.get_running_loop().run_in_executor(self._executor, self.load_adapter, adapter)
+        return self._adapters[key]
+
+    def _encode(self, messages: list[dict]) -> list[int]:
+        if not isinstance(messages, list) or not messages:
+            raise ValueError("messages must be a non-empty list of {'role': ..., 'content': ...}")
+        text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def _end_of_turn_ids(self) -> list[int]:
+        ids: list[int] = []
+        configured = getattr(self.model.generation_config, "eos_token_id", None)
+        for value in [self.tokenizer.eos_token_id, *(configured if isinstance(configured, list) else [configured])]:
+            if isinstance(value, int) and value not in ids:
+                ids.append(value)
+        if not ids:
+            raise ModelNotAvailable(f"model {self.base!r} defines no end-of-sequence token")
+        return ids
+
+    # ---------------------------------------------------------------- model thread side
+
+    def _execute(self, batch: list[_Request]) -> list[Any]:
+        """Runs on the engine thread: one generate for the chats, scoring for the choices."""
+        started = time.perf_counter()
+        results: dict[int, Any] = {}
+        with self._model_lock, torch.inference_mode():
+            chats = [i for i, r in enumerate(batch) if r.kind == "chat"]
+            chooses = [i for i, r in enumerate(batch) if r.kind == "choose"]
+            if chats:
+                for i, generation in zip(chats, self._generate([batch[i] for i in chats])):
+                    results[i] = generation
+            if chooses:
+                for i, choice in zip(chooses, self._choose([batch[i] for i in chooses])):
+                    results[i] = choice
+        self.stats.batches += 1
+        self.stats.rows += len(batch)
+        self.stats.largest_batch = max(self.stats.largest_batch, len(batch))
+        self.stats.busy_s += time.perf_counter() - started
+        return [results[i] for i in range(len(batch))]
+
+    def _left_pad(self, sequences: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        width = max(len(s) for s in sequences)
+        pad = self.tokenizer.pad_token_id
+        ids = torch.full((len(sequences), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(sequences), width), dtype=torch.long)
+        for row, seq in enumerate(sequences):
+            ids[row, width - len(seq):] = torch.tensor(seq, dtype=torch.long)
+            mask[row, width - len(seq):] = 1
+        return ids.to(self.device), mask.to(self.device)
+
+    def _adapter_kwargs(self, names: list[str]) -> dict[str, Any]:
+        return {"adapter_names": names} if self._adapters else {}
+
+    def _generate(self, requests: list[_Request]) -> list[Generation]:
+        from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
+
+        input_ids, attention_mask = self._left_pad([r.prompt_ids for r in requests])
+        budgets = [r.params.max_new_tokens for r in requests]
+        generators: list[torch.Generator | None] = []
+        for r in requests:
+            gen = torch.Generator()  # on CPU: the draw happens there (tiny next to the forward)
+            gen.manual_seed(r.params.seed if r.params.seed is not None else int(torch.randint(0, 2**62, (1,))))
+            generators.append(gen)
+        sampler = _RowSampler([r.params.temperature for r in requests], [r.params.top_p for r in requests], generators)
+        config = GenerationConfig(
+            do_sample=False,  # _RowSampler already drew each token; greedy takes it
+            max_new_tokens=max(budgets),
+            pad_token_id=self.tokenizer.pad_token_id,
+            eos_token_id=self._end_ids,
+        )
+        output = self.model.generate(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            generation_config=config,
+            logits_processor=LogitsProcessorList([sampler]),
+            stopping_criteria=StoppingCriteriaList([_RowBudget(input_ids.shape[1], budgets, input_ids.device)]),
+            **self._adapter_kwargs([r.adapter for r in requests]),
+        )
+        self.stats.generate_calls += 1
+        new_tokens = output[:, input_ids.shape[1]:].tolist()
+        generations = []
+        for request, tokens, budget in zip(requests, new_tokens, budgets):
+            tokens = tokens[:budget]
+            end = next((k for k, t in enumerate(tokens) if t in self._end_ids), None)
+            if end is None:
+                reply, finish, used = tokens, "length", len(tokens)
+            else:
+                reply, finish, used = tokens[:end], "stop", end + 1
+            text = self.tokenizer.decode(reply, skip_special_tokens=True)
+            generations.append(Generation(text=text, prompt_tokens=len(request.prompt_ids), completion_tokens=used, finish_reason=finish))
+        return generations
+
+    def _choose(self, requests: list[_Request]) -> list[tuple[str, Generation]]:
+        vocab = int(self.model.config.vocab_size)
+        results: list[tuple[str, Generation]] = []
+        chunk: list[_Request] = []
+        load = 0
+        for request in requests:  # chunks bound the option log-prob tensor's size
+            cost = len(request.option_ids) * max(len(ids) for ids in request.option_ids) * vocab
+            if chunk and load + cost > LOGITS_BUDGET_FLOATS:
+                results.extend(self._choose_chunk(chunk))
+                chunk, load = [], 0
+            chunk.append(request)
+            load += cost
+        if chunk:
+            results.extend(self._choose_chunk(chunk))
+        return results
+
+    def _choose_chunk(self, requests: list[_Request]) -> list[tuple[str, Generation]]:
+        # 1) Prefill every prompt once (left padded; positions from the mask so padding is invisible).
+        input_ids, attention_mask = self._left_pad([r.prompt_ids for r in requests])
+        positions = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+        names = [r.adapter for r in requests]
+        out = self.model(
+            input_ids=input_ids, attention_mask=attention_mask, position_ids=positions, use_cache=True, **self._adapter_kwargs(names)
+        )
+        first_logprobs = out.logits[:, -1, :].float().log_softmax(-1)
+        cache = out.past_key_values
+        # 2) One row per (request, option): reuse the prompt's cache, feed the option's tokens.
+        owner = [i for i, r in enumerate(requests) for _ in r.option_ids]
+        option_ids = [ids for r in requests for ids in r.option_ids]
+        index = torch.tensor(owner, device=input_ids.device)
+        cache.batch_select_indices(index)
+        width = max(len(ids) for ids in option_ids)
+        opt = torch.full((len(option_ids), width), self.tokenizer.pad_token_id, dtype=torch.long)
+        opt_mask = torch.zeros((len(option_ids), width), dtype=torch.long)
+        for row, ids in enumerate(option_ids):  # right padded: option tokens follow the prompt
+            opt[row, : len(ids)] = torch.tensor(ids)
+            opt_mask[row, : len(ids)] = 1
+        opt, opt_mask = opt.to(self.device), opt_mask.to(self.device)
+        prompt_lengths = attention_mask.sum(-1)[index]
+        out = self.model(
+            input_ids=opt,
+            attention_mask=torch.cat([attention_mask[index], opt_mask], dim=1),
+            position_ids=prompt_lengths.unsqueeze(1) + torch.arange(width, device=opt.device).unsqueeze(0),
+            past_key_values=cache,
+            use_cache=True,
+            **self._adapter_kwargs([names[i] for i in owner]),
+        )
+        self.stats.choose_forwards += 2
+        step_logprobs = out.logits.float().log_softmax(-1)  # position j predicts option token j+1
+        # 3) Total log-prob of each option = first token from the prompt's last position + the rest.
+        scores = first_logprobs[index].gather(1, opt[:, :1]).squeeze(1)
+        if width > 1:
+            rest = step_logprobs[:, :-1, :].gather(2, opt[:, 1:].unsqueeze(2)).squeeze(2)
+            scores = scores + (rest * opt_mask[:, 1:]).sum(1)
+        results = []
+        row = 0
+        for request in requests:
+            count = len(request.option_ids)
+            best = int(scores[row : row + count].argmax())
+            results.append(
+                (
+                    request.options[best],
+                    Generation(
+                        text=request.options[best],
+                        prompt_tokens=len(request.prompt_ids),
+                        completion_tokens=len(request.option_ids[best]),
+                        finish_reason="stop",
+                    ),
+                )
+            )
+            row += count
+        return results
+
+
+def _checked_params(params: SamplingParams) -> SamplingParams:
+    if not isinstance(params, SamplingParams):
+        raise TypeError("params must be an arena.llm.engine.SamplingParams")
+    if not (params.temperature >= 0 and math.isfinite(params.temperature)):
+        raise ValueError(f"temperature must be a finite number >= 0, got {params.temperature}")
+    if not (0 < params.top_p <= 1):
+        raise ValueError(f"top_p must be in (0, 1], got {params.top_p}")
+    if not (1 <= params.max_new_tokens <= MAX_NEW_TOKENS_CAP):
+        raise ValueError(f"max_new_tokens must be between 1 and {MAX_NEW_TOKENS_CAP}, got {params.max_new_tokens}")
+    return params
+
+
+def adapter_key(path: str) -> str:
+    """How an adapter is addressed: its resolved folder when it exists locally, else the string."""
+    candidate = Path(path).expanduser()
+    return str(candidate.resolve()) if candidate.exists() else path
+
+
+_ENGINES: dict[str, LocalEngine] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def _base_key(base: str) -> str:
+    name = base.strip()
+    if name.lower() in LOCAL_ALIASES:
+        return "local"
+    path = Path(name).expanduser()
+    return str(path.resolve()) if path.exists() else name
+
+
+def get_engine(base: str, adapters: list[str] | None = None, **engine_options: Any) -> LocalEngine:
+    """The process's engine for `base` ("local", a hub id or a folder), created on first use.
+
+    `adapters` (peft LoRA folders) are loaded onto it if not already there; more can be added
+    later with `engine.load_adapter(path)`. `engine_options` (max_batch, max_wait_s, ...) only
+    apply when this call creates the engine.
+    """
+    key = _base_key(base)
+    with _ENGINES_LOCK:
+        engine = _ENGINES.get(key)
+        if engine is None:
+            engine = _ENGINES[key] = LocalEngine(base, **engine_options)
+    for path in adapters or []:
+        engine.load_adapter(path)
+    return engine
