@@ -1,15 +1,21 @@
-"""`arena league ...`, `arena leaderboard`, `arena policy ...`, `arena export`."""
+"""`arena league run|status|rerate`, `arena leaderboard`, `arena policy add|list|remove`, `arena export`.
+
+arena/cli.py calls `register(app)`. Every user mistake (a bad config, an unknown policy, a store
+that cannot be opened) prints one line on stderr and exits 2; an interrupted league exits 130
+after saying how to resume.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import json
+import shlex
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
-from rich.console import Console
+from rich.console import Console, Group
+from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -17,9 +23,11 @@ console = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 
 league_app = typer.Typer(help="Run tournaments and inspect them.", no_args_is_help=True)
-policy_app = typer.Typer(help="Policies known to the league store.", no_args_is_help=True)
+policy_app = typer.Typer(help="Policies registered in the league store.", no_args_is_help=True)
 
-DB_HELP = "SQLAlchemy URL of the league store (default: $ARENA_DB or sqlite:///arena.db)."
+DB_HELP = "SQLAlchemy URL of the league store, e.g. sqlite:///arena.db or postgresql+psycopg://user@host/db (default: $ARENA_DB, else sqlite:///arena.db)."
+EXECUTORS = ("local",)
+STANDINGS_REFRESH_S = 0.5
 
 
 def _fail(message: str) -> typer.Exit:
@@ -27,102 +35,177 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(code=2)
 
 
-def _store(db: Optional[str]):
+def _store(db: Optional[str]) -> Any:
     from league.store import Store
 
     try:
         return Store(db)
     except Exception as exc:  # noqa: BLE001 - a bad URL or an unreachable server is one line
-        raise _fail(f"cannot open the league store {db or ''}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
+        detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+        raise _fail(f"cannot open the league store {_hide_password(db) or ''}: {type(exc).__name__}: {detail}")
 
 
-def _league_id(store, league: Optional[str]) -> Optional[int]:
+def _hide_password(url: Optional[str]) -> Optional[str]:
+    if not url:
+        return url
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - not a URL at all: show nothing of it
+        return "(unparsable URL)"
+
+
+def _league_id(store: Any, league: Optional[str]) -> Optional[int]:
     if league is None:
         return None
-    if league not in store.league_names():
-        raise _fail(f"no league named {league!r} in {store.url} (leagues: {', '.join(store.league_names()) or 'none'})")
-    return store.league_id(league)
+    league_id = store.league_id(league)
+    if league_id is None:
+        raise _fail(f"no league named {league!r} in {store._safe_url()} (leagues: {', '.join(store.league_names()) or 'none'})")
+    return league_id
+
+
+# ---- arena league run ---------------------------------------------------------------------------
+class LiveView:
+    """A progress bar with ETA over live standings (TrueSkill, folded match by match)."""
+
+    def __init__(self, name: str, enabled: bool) -> None:
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=console,
+        )
+        self.task = self.progress.add_task(name, total=None, rate="")
+        self.table = Table(title="live standings (TrueSkill mu - 3 sigma)", title_justify="left")
+        self.live = Live(Group(self.progress, self.table), console=console, refresh_per_second=4, transient=False) if enabled else None
+        self.last_table = 0.0
+        self.started = time.perf_counter()
+        self.first = 0
+
+    def __enter__(self) -> "LiveView":
+        if self.live is not None:
+            self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.live is not None:
+            self.live.__exit__(*exc)
+
+    def on_start(self, finished: int, total: Optional[int], replaying: int) -> None:
+        self.first = finished
+        self.progress.update(self.task, completed=finished, total=total)
+        if replaying and self.live is not None:
+            console.print(f"resuming: {finished} matches already stored, {replaying} unfinished will be replayed from scratch")
+
+    def on_finish(self, done: Any) -> None:
+        if self.live is None:
+            return
+        played = done.finished - self.first
+        rate = played / max(1e-9, time.perf_counter() - self.started)
+        self.progress.update(self.task, completed=done.finished, total=done.total, rate=f"{rate:.1f}/s, {done.in_flight} in flight")
+        now = time.perf_counter()
+        if now - self.last_table >= STANDINGS_REFRESH_S or done.finished == done.total:
+            self.last_table = now
+            self.table = _standings_table(done.ratings.rows("trueskill", None)[:12])
+            self.live.update(Group(self.progress, self.table))
+
+
+def _standings_table(rows: list) -> Table:
+    table = Table(title="live standings (TrueSkill mu - 3 sigma)", title_justify="left")
+    for column in ("#", "policy", "rating", "games", "W/D/L"):
+        table.add_column(column, justify="left" if column == "policy" else "right")
+    for row in rows:
+        table.add_row(str(row.rank), row.policy, f"{row.rating:.2f}", str(row.games), f"{row.wins}/{row.draws}/{row.losses}")
+    return table
 
 
 @league_app.command("run")
 def run_command(
-    config_path: Path = typer.Argument(..., help="League file (YAML)."),
-    db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    config_path: Path = typer.Argument(..., help="League file (YAML); see examples/demo-league.yaml."),
+    db: Optional[str] = typer.Option(None, "--db", help=DB_HELP + " Overrides the file's `db:`."),
+    executor: str = typer.Option("local", help="Where matches run: local (asyncio in this process)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress display."),
 ) -> None:
-    """Play (or resume) a league: the same command continues a killed run.
+    """Play (or resume) a league. The same command continues a killed or interrupted run: finished
+    matches are kept, unfinished ones replayed with the same seed.
 
     Example: arena league run examples/demo-league.yaml --db sqlite:///demo.db
     """
     from league.config import ConfigError, load_config
-    from league.ratings import leaderboard
-    from league.runner import run_league
+    from league.runner import LeagueError, run_league
+    from league.store import StoreError
 
+    if executor not in EXECUTORS:
+        raise _fail(f"--executor {executor!r}: choose one of {', '.join(EXECUTORS)}")
     try:
         config = load_config(config_path)
     except ConfigError as exc:
         raise _fail(str(exc))
-    store = _store(db or config.db)
-    started = time.perf_counter()
-    progress = Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-        TextColumn("{task.fields[leader]}"), console=console, disable=quiet,
-    )
-    task = progress.add_task(config.name, total=None, leader="")
-    recent = []
-
-    def on_finish(record, finished, total):
-        recent.append(record)
-        leader = ""
-        if finished % 10 == 0 or finished == total:
-            rows = leaderboard(store.results(store.league_id(config.name)), by="trueskill")
-            leader = f"leader: {rows[0].policy} ({rows[0].rating:.1f})" if rows else ""
-        progress.update(task, completed=finished, total=total, **({"leader": leader} if leader else {}))
-
+    url = db or config.db
+    store = _store(url)
+    resume = "arena league run " + shlex.quote(str(config_path)) + (f" --db {shlex.quote(url)}" if db else "")
+    view = LiveView(config.name, enabled=not quiet)
     try:
-        with progress:
-            summary = asyncio.run(run_league(config, store, on_finish=on_finish))
-    except KeyboardInterrupt:
-        league_id = store.league_id(config.name)
+        with view:
+            summary = asyncio.run(run_league(config, store, on_start=view.on_start, on_finish=view.on_finish, handle_signals=True))
+    except (LeagueError, StoreError) as exc:
+        raise _fail(f"{config_path}: {exc}")
+    except KeyboardInterrupt:  # Ctrl-C before the signal handlers were installed
+        err.print(f"interrupted before the league started; nothing was lost. Resume with: {resume}", markup=False, soft_wrap=True)
+        raise typer.Exit(code=130)
+    if summary.interrupted:
         err.print(
-            f"interrupted: {store.count(league_id, 'finished')} matches are stored; matches in flight were dropped "
-            f"and will be replayed. Resume with: arena league run {config_path}" + (f" --db {db}" if db else ""),
-            markup=False,
+            f"interrupted: {summary.finished} matches stored ({summary.played_now} by this run); "
+            f"{summary.abandoned} in flight were abandoned and will be replayed. Resume with: {resume}",
+            markup=False, soft_wrap=True,
         )
         raise typer.Exit(code=130)
-    from league.snapshots import rerate
-
-    rerate(store, summary.league_id)
-    elapsed = time.perf_counter() - started
+    replayed = f", {summary.replayed} replayed after an interrupted run" if summary.replayed else ""
+    aborted = f", {summary.aborted} aborted without a result" if summary.aborted else ""
     console.print(
-        f"{config.name}: {summary.finished} matches stored ({summary.played_now} played now"
-        f"{f', {summary.replayed} replayed after an interrupted run' if summary.replayed else ''}) in {elapsed:.1f} s; db {store.url}"
+        f"{config.name}: {summary.finished} matches stored ({summary.played_now} played now{replayed}{aborted}) "
+        f"in {summary.elapsed_s:.1f} s; db {store._safe_url()}",
+        soft_wrap=True,
     )
-    _print_leaderboard(store, summary.league_id, "trueskill", None)
+    _print_leaderboard(store, summary.league_id, "trueskill", None, 200)
 
 
+# ---- arena league status / rerate -----------------------------------------------------------------
 @league_app.command("status")
 def status_command(db: Optional[str] = typer.Option(None, "--db", help=DB_HELP)) -> None:
-    """Matches finished and still scheduled, per league.
+    """Matches per league and status: finished, running, still scheduled, abandoned, aborted.
+    Anything not finished or aborted is replayed when the league is run again.
 
     Example: arena league status --db sqlite:///demo.db
     """
+    from league.config import ConfigError, parse_config
+    from league.runner import build_scheduler
+
     store = _store(db)
-    table = Table(title=f"Leagues in {store.url}")
-    for column in ("league", "finished", "scheduled (will replay)", "aborted"):
-        table.add_column(column)
-    for name in store.league_names():
-        league_id = store.league_id(name)
-        table.add_row(name, str(store.count(league_id, "finished")), str(store.count(league_id, "scheduled")), str(store.count(league_id, "aborted")))
+    table = Table(title=f"Leagues in {store._safe_url()}")
+    for column in ("league", "planned", "finished", "running", "scheduled", "abandoned", "aborted", "created"):
+        table.add_column(column, justify="left" if column in ("league", "created") else "right")
+    for row in store.leagues():
+        counts = store.status_counts(row.id)
+        try:
+            total = build_scheduler(parse_config(dict(row.config), row.name)).total()
+        except (ConfigError, ValueError, TypeError):
+            total = None
+        table.add_row(
+            row.name, "open" if total is None else str(total),
+            *(str(counts.get(s, 0)) for s in ("finished", "running", "scheduled", "abandoned", "aborted")),
+            row.created_at.strftime("%Y-%m-%d") if row.created_at else "",
+        )
     console.print(table)
+    if not store.leagues():
+        console.print("no leagues yet: arena league run examples/demo-league.yaml")
 
 
 @league_app.command("rerate")
 def rerate_command(
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
-    league: Optional[str] = typer.Option(None, help="Only this league."),
+    league: Optional[str] = typer.Option(None, help="Only this league (default: every league)."),
 ) -> None:
-    """Recompute every rating snapshot from the stored match log.
+    """Recompute every rating snapshot from the stored match log (the log is the truth).
 
     Example: arena league rerate --db sqlite:///demo.db
     """
@@ -131,99 +214,144 @@ def rerate_command(
     store = _store(db)
     names = [league] if league else store.league_names()
     for name in names:
-        count = rerate(store, store.league_id(name))
-        console.print(f"{name}: {count} snapshot rows")
+        league_id = _league_id(store, name)
+        assert league_id is not None
+        count = rerate(store, league_id)
+        console.print(f"{name}: {store.count(league_id, 'finished')} matches -> {count} snapshot rows")
 
 
-def _print_leaderboard(store, league_id: Optional[int], by: str, game: Optional[str]) -> None:
+# ---- arena leaderboard ----------------------------------------------------------------------------
+def _print_leaderboard(store: Any, league_id: Optional[int], by: str, game: Optional[str], bootstrap: int) -> None:
     from league.ratings import leaderboard
 
-    rows = leaderboard(store.results(league_id, game), by=by, game=game)
-    title = f"Leaderboard ({by}{', ' + game if game else ', all games'})"
-    table = Table(title=title)
-    for column, justify in (("rank", "right"), ("policy", "left"), ("rating", "right"), ("95% CI", "right"), ("games", "right"), ("W/D/L", "right")):
+    results = store.results(league_id, game)
+    rows = leaderboard(results, by=by, game=game, bootstrap=bootstrap)
+    table = Table(title=f"Leaderboard: {by}, {game or 'all games'}, {len(results)} matches", title_justify="left")
+    for column, justify in (("rank", "right"), ("policy", "left"), ("rating", "right"), ("95% CI", "right"),
+                            ("games", "right"), ("W/D/L", "right"), ("score %", "right")):
         table.add_column(column, justify=justify)
     for row in rows:
         ci = "-" if row.lo == row.hi else f"{row.lo:.1f} .. {row.hi:.1f}"
-        table.add_row(str(row.rank), row.policy, f"{row.rating:.1f}", ci, str(row.games), f"{row.wins}/{row.draws}/{row.losses}")
+        score = (row.wins + 0.5 * row.draws) / row.games * 100 if row.games else 0.0
+        table.add_row(str(row.rank), row.policy, f"{row.rating:.1f}", ci, str(row.games), f"{row.wins}/{row.draws}/{row.losses}", f"{score:.0f}")
     console.print(table)
-    if by == "trueskill":
-        console.print("rating = mu - 3 sigma (conservative); CI = mu -/+ 1.96 sigma; rank = 1 + policies whose CI lies wholly above")
+    notes = {
+        "trueskill": "rating = mu - 3 sigma (conservative); CI = mu -/+ 1.96 sigma",
+        "elo": "Elo in log order (K=32); no interval: rank is plain order",
+        "bt": f"Bradley-Terry MLE (ties = half wins; games weighted equally when pooled); CI = {bootstrap} bootstrap resamples",
+    }
+    rank_rule = "; rank = 1 + policies whose CI lies wholly above" if by != "elo" else ""
+    console.print(notes[by] + rank_rule, soft_wrap=True)
 
 
 def leaderboard_command(
-    game: Optional[str] = typer.Option(None, help="Only this game (default: all games)."),
-    by: str = typer.Option("trueskill", help="trueskill, elo or bt."),
+    game: Optional[str] = typer.Option(None, "--game", help="Only this game id (default: all games pooled)."),
+    by: str = typer.Option("trueskill", "--by", help="trueskill, elo or bt (Bradley-Terry)."),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
-    league: Optional[str] = typer.Option(None, help="Only this league (default: every match in the store)."),
+    league: Optional[str] = typer.Option(None, "--league", help="Only this league (default: every match in the store)."),
+    bootstrap: int = typer.Option(200, "--bootstrap", min=0, max=10_000, help="Bradley-Terry bootstrap resamples for the CI."),
 ) -> None:
-    """Ratings with 95% confidence intervals and CI-respecting ranks.
+    """Ratings with 95% confidence intervals and ranks that respect them.
 
-    Example: arena leaderboard --by bt --game tictactoe
+    Example: arena leaderboard --by bt --game tictactoe --db sqlite:///demo.db
     """
     from league.ratings import SYSTEMS
 
     if by not in SYSTEMS:
         raise _fail(f"--by {by!r}: choose one of {', '.join(SYSTEMS)}")
     store = _store(db)
-    _print_leaderboard(store, _league_id(store, league), by, game)
+    league_id = _league_id(store, league)
+    if game and game not in {g for g in _games_played(store, league_id)}:
+        raise _fail(f"--game {game!r}: no finished matches of that game (games: {', '.join(_games_played(store, league_id)) or 'none'})")
+    _print_leaderboard(store, league_id, by, game, bootstrap)
 
 
+def _games_played(store: Any, league_id: Optional[int]) -> list[str]:
+    return sorted({r.game_id for r in store.results(league_id)})
+
+
+# ---- arena policy ---------------------------------------------------------------------------------
 @policy_app.command("list")
 def policy_list(db: Optional[str] = typer.Option(None, "--db", help=DB_HELP)) -> None:
-    """Example: arena policy list"""
+    """Registered policies with their specs.
+
+    Example: arena policy list --db sqlite:///demo.db
+    """
     store = _store(db)
     table = Table(title="Policies")
-    table.add_column("name")
-    table.add_column("spec")
+    for column in ("name", "display name", "spec", "metadata"):
+        table.add_column(column)
     for row in store.policies():
-        table.add_row(row.name, row.spec)
+        table.add_row(row.name, row.display_name, row.spec, ", ".join(f"{k}={v}" for k, v in sorted(row.meta.items())))
     console.print(table)
 
 
 @policy_app.command("add")
 def policy_add(
-    spec: str = typer.Argument(..., help="Policy spec, e.g. openai:gpt-4o-mini,temperature=0"),
-    name: Optional[str] = typer.Option(None, help="Display name (default: the spec)."),
+    spec: str = typer.Argument(..., help="Policy spec, e.g. openai:gpt-4o-mini,temperature=0 (keys come from env vars, never the spec)."),
+    name: Optional[str] = typer.Option(None, "--name", help="Name in the store and leaderboards (default: the spec)."),
+    display_name: Optional[str] = typer.Option(None, "--display-name", help="Label for the web leaderboard."),
+    meta: list[str] = typer.Option([], "--meta", help="KEY=VALUE notes, repeatable (key-like fields are dropped)."),
+    replace: bool = typer.Option(False, "--replace", help="Change the spec of an existing name."),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
-    """Example: arena policy add local,temperature=0.3 --name smol-cold"""
-    from arena.policy import PolicySpec, PolicySpecError, known_kinds
+    """Register a policy.
 
+    Example: arena policy add local,temperature=0.3 --name smol-cold --meta note=baseline
+    """
+    from league.config import check_spec
+    from league.store import StoreError
+
+    problem = check_spec(spec)
+    if problem:
+        raise _fail(problem)
+    notes: dict[str, str] = {}
+    for item in meta:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise _fail(f"--meta {item!r}: expected KEY=VALUE")
+        notes[key.strip()] = value.strip()
     try:
-        kind = PolicySpec.parse(spec).kind
-    except PolicySpecError as exc:
+        _store(db).upsert_policy(name or spec, spec, notes, display_name or "", replace=replace)
+    except StoreError as exc:
         raise _fail(str(exc))
-    if kind not in known_kinds():
-        raise _fail(f"unknown policy {spec!r} (kinds: {', '.join(sorted(known_kinds()))})")
-    _store(db).upsert_policy(name or spec, spec)
-    console.print(f"added {name or spec}")
+    console.print(f"added {name or spec} ({spec})")
 
 
 @policy_app.command("remove")
-def policy_remove(name: str, db: Optional[str] = typer.Option(None, "--db", help=DB_HELP)) -> None:
-    """Example: arena policy remove smol-cold"""
+def policy_remove(
+    name: str = typer.Argument(..., help="The policy's name."),
+    db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+) -> None:
+    """Forget a registered policy (its matches stay in the log and in ratings).
+
+    Example: arena policy remove smol-cold
+    """
     if not _store(db).remove_policy(name):
         raise _fail(f"no policy named {name!r}")
     console.print(f"removed {name}")
 
 
+# ---- arena export ---------------------------------------------------------------------------------
 def export_command(
     out: Path = typer.Option(..., "--out", help="JSONL file to write."),
-    kind: str = typer.Option("records", help="records (full match records), sft (winners' turns as chat) or dpo (chosen/rejected pairs)."),
+    kind: str = typer.Option("records", "--kind", help="records (full match records), sft (winners' valid turns as chat messages) or dpo (chosen/rejected replies at the same state)."),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
-    league: Optional[str] = typer.Option(None, help="Only this league."),
+    league: Optional[str] = typer.Option(None, "--league", help="Only this league."),
+    game: Optional[str] = typer.Option(None, "--game", help="Only this game id."),
 ) -> None:
-    """Export stored matches as JSONL.
+    """Export stored matches as JSONL in the formats TRL's SFTTrainer and DPOTrainer read.
 
-    Example: arena export --kind records --out matches.jsonl
+    Example: arena export --kind sft --out sft.jsonl --db sqlite:///demo.db
     """
     from league.export import EXPORTERS
 
     if kind not in EXPORTERS:
         raise _fail(f"--kind {kind!r}: choose one of {', '.join(EXPORTERS)}")
+    if out.parent and not out.parent.exists():
+        raise _fail(f"--out {out}: folder {out.parent} does not exist")
     store = _store(db)
-    count = EXPORTERS[kind](store, _league_id(store, league), out)
+    count = EXPORTERS[kind](store, out, league_id=_league_id(store, league), game=game)
     console.print(f"wrote {count} {kind} rows to {out}")
 
 

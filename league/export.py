@@ -1,93 +1,128 @@
-"""JSONL exports of stored matches: raw records, SFT chats and DPO pairs in the formats TRL's
-SFTTrainer and DPOTrainer read (conversational: lists of {"role", "content"} messages)."""
+"""JSONL exports of stored matches.
+
+- records: one full MatchRecord per line (every turn: prompt text, raw reply, action, validity...).
+- sft: TRL SFTTrainer's conversational format, `{"messages": [{"role", "content"}, ...]}`: each
+  valid turn of a winning seat (rank 1 in a decisive match) as system (the game's rules) + user
+  (the observation that seat saw) + assistant (the reply it wrote).
+- dpo: TRL DPOTrainer's conversational preference format, `{"prompt": [...], "chosen": [...],
+  "rejected": [...]}`: at comparable states (same game, identical observation text) a winner's
+  valid reply is chosen over a loser's reply or any invalid reply. A reply seen on both sides at
+  one state is dropped (it cannot be both better and worse).
+Extra keys (game_id, match_id, ...) ride along; TRL ignores columns it does not use.
+Policies may record the exact chat they sent in `TurnRecord.meta["messages"]`; when present it
+is used as the prompt instead of the rules + observation.
+"""
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
+from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
-from arena.match import MatchRecord
+from arena.match import MatchRecord, TurnRecord
 from league.store import Store
 
-
-def _records(store: Store, league_id: int | None) -> Iterator[MatchRecord]:
-    for match_id in store.match_ids(league_id):
-        yield store.match_record(match_id)
+MAX_PAIRS_PER_STATE = 8  # bounds the cross product at very common states (an opening position)
 
 
-def _write(out: Path, rows: Iterator[dict]) -> int:
+def _write(out: Path, rows: Iterable[dict[str, Any]]) -> int:
+    """Write to a temporary file and rename, so a failed export never leaves half a file."""
+    tmp = out.with_name(out.name + ".partial")
     count = 0
-    with out.open("w", encoding="utf-8") as handle:
+    with tmp.open("w", encoding="utf-8") as handle:
         for row in rows:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
             count += 1
+    tmp.replace(out)
     return count
 
 
-def export_records(store: Store, league_id: int | None, out: Path) -> int:
-    return _write(out, (record.to_dict() for record in _records(store, league_id)))
+def export_records(store: Store, out: Path, *, league_id: int | None = None, game: str | None = None) -> int:
+    return _write(out, (record.to_dict() for record in store.iter_records(league_id, game)))
 
 
-def _winners(record: MatchRecord) -> set[int]:
-    ranks = (record.outcome or {}).get("ranks", [])
+def winners(record: MatchRecord) -> set[int]:
+    """Seats ranked first in a decisive match; a full draw teaches nothing about better replies."""
+    ranks = (record.outcome or {}).get("ranks") or []
     if not ranks or len(set(ranks)) == 1:
-        return set()  # a draw teaches nothing about which replies were better
-    return {seat for seat, rank in enumerate(ranks) if rank == 1}
+        return set()
+    best = min(ranks)
+    return {seat for seat, rank in enumerate(ranks) if rank == best}
 
 
-def export_sft(store: Store, league_id: int | None, out: Path) -> int:
-    """Each valid turn of a winning seat as one chat: the observation it saw, the reply it wrote."""
+@lru_cache(maxsize=256)
+def _rules(game_id: str, num_players: int) -> str:
+    from games.registry import make_game
 
-    def rows():
-        for record in _records(store, league_id):
-            winners = _winners(record)
-            for turn in record.turns:
-                if turn.player in winners and turn.valid and turn.raw:
-                    yield {
-                        "messages": [
-                            {"role": "user", "content": turn.observation},
-                            {"role": "assistant", "content": turn.raw},
-                        ],
-                        "game_id": record.game_id,
-                        "match_id": record.match_id,
-                    }
-
-    return _write(out, rows())
+    try:
+        return make_game(game_id, num_players).rules
+    except Exception:  # noqa: BLE001 - a game removed since the match was played: no system turn
+        return ""
 
 
-def export_dpo(store: Store, league_id: int | None, out: Path) -> int:
-    """Pairs at comparable states (same game, identical observation text): a winner's valid reply
-    is chosen over a loser's reply or any invalid reply."""
-    good: dict[tuple[str, str], list[str]] = defaultdict(list)
-    bad: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for record in _records(store, league_id):
-        winners = _winners(record)
+def prompt_messages(record: MatchRecord, turn: TurnRecord) -> list[dict[str, str]]:
+    """The chat a policy answered at this turn."""
+    recorded = turn.meta.get("messages") if isinstance(turn.meta, dict) else None
+    if isinstance(recorded, list) and recorded and all(isinstance(m, dict) and {"role", "content"} <= set(m) for m in recorded):
+        return [{"role": str(m["role"]), "content": str(m["content"])} for m in recorded]
+    rules = _rules(record.game_id, record.num_players)
+    system = [{"role": "system", "content": rules}] if rules else []
+    return system + [{"role": "user", "content": turn.observation}]
+
+
+def sft_rows(records: Iterable[MatchRecord]) -> Iterator[dict[str, Any]]:
+    for record in records:
+        best = winners(record)
         for turn in record.turns:
-            if not turn.raw:
-                continue
+            if turn.player in best and turn.valid and turn.raw.strip():
+                yield {
+                    "messages": prompt_messages(record, turn) + [{"role": "assistant", "content": turn.raw}],
+                    "game_id": record.game_id, "match_id": record.match_id, "policy": turn.policy, "turn": turn.turn,
+                }
+
+
+def export_sft(store: Store, out: Path, *, league_id: int | None = None, game: str | None = None) -> int:
+    return _write(out, sft_rows(store.iter_records(league_id, game)))
+
+
+def dpo_rows(records: Iterable[MatchRecord]) -> Iterator[dict[str, Any]]:
+    good: dict[tuple[str, str], dict[str, None]] = defaultdict(dict)  # dicts keep first-seen order
+    bad: dict[tuple[str, str], dict[str, None]] = defaultdict(dict)
+    prompts: dict[tuple[str, str], list[dict[str, str]]] = {}
+    for record in records:
+        best = winners(record)
+        for turn in record.turns:
+            if not turn.raw.strip():
+                continue  # a timeout or outage wrote nothing to prefer or reject
             state = (record.game_id, turn.observation)
-            if turn.valid and turn.player in winners:
-                good[state].append(turn.raw)
-            elif not turn.valid or (winners and turn.player not in winners):
-                bad[state].append(turn.raw)
+            if turn.valid and turn.player in best:
+                good[state][turn.raw] = None
+            elif not turn.valid or (best and turn.player not in best):
+                bad[state][turn.raw] = None
+            else:
+                continue
+            prompts.setdefault(state, prompt_messages(record, turn))
+    for state in sorted(set(good) & set(bad)):
+        both = set(good[state]) & set(bad[state])
+        chosen = [r for r in good[state] if r not in both]
+        rejected = [r for r in bad[state] if r not in both]
+        pairs = [(c, r) for c in chosen for r in rejected][:MAX_PAIRS_PER_STATE]
+        for chosen_reply, rejected_reply in pairs:
+            yield {
+                "prompt": prompts[state],
+                "chosen": [{"role": "assistant", "content": chosen_reply}],
+                "rejected": [{"role": "assistant", "content": rejected_reply}],
+                "game_id": state[0],
+            }
 
-    def rows():
-        for state in sorted(set(good) & set(bad)):
-            for chosen in sorted(set(good[state])):
-                for rejected in sorted(set(bad[state]) - {chosen}):
-                    yield {
-                        "prompt": [{"role": "user", "content": state[1]}],
-                        "chosen": [{"role": "assistant", "content": chosen}],
-                        "rejected": [{"role": "assistant", "content": rejected}],
-                        "game_id": state[0],
-                    }
 
-    return _write(out, rows())
+def export_dpo(store: Store, out: Path, *, league_id: int | None = None, game: str | None = None) -> int:
+    return _write(out, dpo_rows(store.iter_records(league_id, game)))
 
 
-EXPORTERS: dict[str, Callable[[Store, int | None, Path], int]] = {
+EXPORTERS: dict[str, Callable[..., int]] = {
     "records": export_records,
     "sft": export_sft,
     "dpo": export_dpo,

@@ -1,40 +1,69 @@
 """Plays a league: many matches in flight, every finished match stored at once, resumable.
 
-The loop keeps `concurrency` matches running. Pairings come first from the store (handed out by
-an earlier run that was killed, never finished: replayed with the same key, seats and seed), then
-from the scheduler, and are persisted as `scheduled` before they start. Each finished match is
-written with its turns in one transaction (see league/store.py), so `kill -9` at any moment loses
+The loop keeps up to `concurrency` matches running, and at most `provider_limits[p]` of them
+using provider `p` (a match counts once per provider among its seats). Pairings come first from
+the store (handed out by an earlier run that was killed or interrupted and never finished: played
+again from scratch with the same key, seats and seed), then from the scheduler; new pairings are
+persisted as `scheduled` before they start and marked `running` when they do. Each finished match
+is written with its turns in one transaction (league/store.py), so `kill -9` at any moment loses
 at most the matches in flight, which the next run replays; nothing is counted twice.
+
+Stopping (Ctrl-C / SIGTERM, or `stop` set by a caller): no new matches start; matches in flight
+get `grace_seconds` to finish, then are cancelled and marked `abandoned` (replayed next time).
+A second Ctrl-C abandons at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import deque
-from dataclasses import dataclass
-from typing import Callable
+import signal
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from arena.match import MatchRecord, play_match
 from arena.policy import Policy, make_policy
 from games.registry import make_game
 from league.config import LeagueConfig
-from league.ratings import leaderboard
 from league.results import GameResult
-from league.scheduling import GameSlot, Pairing, make_scheduler
+from league.scheduling import GameSlot, Pairing, Scheduler, make_scheduler
 from league.store import Store
+
+
+class LeagueError(ValueError):
+    """The league cannot start (a policy that cannot be built, a changed schedule): one line."""
 
 
 @dataclass
 class LeagueSummary:
     league_id: int
-    finished: int  # finished matches in the league (all runs)
+    finished: int  # matches with a result in this league (all runs)
     played_now: int  # finished by this run
-    replayed: int  # matches left unfinished by an earlier run and played again now
+    replayed: int  # handed out by an earlier run, unfinished, played again now
+    total: int | None  # what the schedule will play in all (None: open-ended)
+    aborted: int = 0  # matches this run ended without a result (step cap, game error)
+    abandoned: int = 0  # in flight when this run was stopped; the next run replays them
+    interrupted: bool = False
+    elapsed_s: float = 0.0
+
+
+@dataclass
+class MatchDone:
+    """What the runner tells its `on_finish` callback after each stored match."""
+
+    record: MatchRecord
+    pairing: Pairing
+    finished: int  # matches with a result in the league so far
     total: int | None
+    in_flight: int
+    ratings: Any  # league.ratings.OnlineRatings: live standings, folded from the whole log
+    stored: bool = True  # False: another writer had already finished this key
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
-def build_scheduler(config: LeagueConfig):
+def build_scheduler(config: LeagueConfig) -> Scheduler:
     slots = [GameSlot(g.id, g.weight, g.players) for g in config.games]
     return make_scheduler(
         config.scheduler,
@@ -42,80 +71,218 @@ def build_scheduler(config: LeagueConfig):
         [p.name for p in config.policies],
         matches_per_pair=config.matches_per_pair,
         budget=config.budget,
-        rounds=config.rounds,
         seed=config.seed,
     )
+
+
+def build_policies(config: LeagueConfig) -> dict[str, Policy]:
+    """One policy object per entry, shared by all its matches (a local model loads once)."""
+    policies: dict[str, Policy] = {}
+    for i, entry in enumerate(config.policies):
+        try:
+            policy = make_policy(entry.spec)
+        except Exception as exc:  # noqa: BLE001 - a policy that cannot be built stops the league in one line
+            detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise LeagueError(f"policies[{i}].spec: cannot build {entry.spec!r}: {detail}") from None
+        policy.name = entry.name
+        policies[entry.name] = policy
+    return policies
+
+
+def new_ratings() -> Any:
+    try:
+        from league.ratings import OnlineRatings
+    except ImportError:  # TEMP until league.ratings lands OnlineRatings
+        return _Recomputed()
+    return OnlineRatings()
+
+
+class _Recomputed:
+    def __init__(self) -> None:
+        self.results: list[GameResult] = []
+
+    def fold(self, result: GameResult) -> None:
+        self.results.append(result)
+
+    def rows(self, by: str = "trueskill", game: str | None = None) -> list:
+        from league.ratings import leaderboard
+
+        return leaderboard(self.results, by=by, game=game, bootstrap=0)
 
 
 async def run_league(
     config: LeagueConfig,
     store: Store,
     *,
-    on_finish: Callable[[MatchRecord, int, int | None], None] | None = None,
+    on_finish: Callable[[MatchDone], None] | None = None,
+    on_start: Callable[[int, int | None, int], None] | None = None,
+    stop: asyncio.Event | None = None,
+    handle_signals: bool = False,
+    live_snapshots: bool = True,
+    rerate_at_end: bool = True,
 ) -> LeagueSummary:
-    league_id = store.league_id(config.name, config.model_dump(exclude={"db"}))
+    """Play (or resume) `config` into `store`. `on_start(finished, total, replaying)` is called once
+    before the first match; `on_finish` after every stored match. With `handle_signals`, SIGINT
+    and SIGTERM stop the league gracefully (see the module docstring)."""
+    started = time.perf_counter()
+    league_id = store.open_league(config.name, config.stored_config(), config.schedule_hash())
+    for game in config.games:
+        info = make_game(game.id, game.players, **game.options)
+        store.upsert_game(game.id, info.name, info.rules)
     for entry in config.policies:
-        store.upsert_policy(entry.name, entry.spec)
+        store.upsert_policy(entry.name, entry.spec, entry.meta)
     scheduler = build_scheduler(config)
-    policies: dict[str, Policy] = {}
-    for entry in config.policies:
-        policy = make_policy(entry.spec)
-        policy.name = entry.name
-        policies[entry.name] = policy
-    options = {g.id: (g.players, g.options) for g in config.games}
-    limits = {name: asyncio.Semaphore(n) for name, n in config.provider_limits.items()}
+    policies = build_policies(config)
+    options = {g.id: g.options for g in config.games}
+    limits = dict(config.provider_limits)
+    stop = stop or asyncio.Event()
+    hard_stop = asyncio.Event()
 
     finished = store.results(league_id)
-    pending: deque[Pairing] = deque(
-        Pairing(row.key, row.game_id, tuple(row.seats), row.seed) for row in store.unfinished(league_id)
-    )
-    replayed = len(pending)
+    ratings = new_ratings()
+    for result in finished:
+        ratings.fold(result)
+    per_game = Counter(r.game_id for r in finished)
+    pending: deque[Pairing] = deque(Pairing(r.key, r.game_id, tuple(r.seats), int(r.seed)) for r in store.unfinished(league_id))
+    summary = LeagueSummary(league_id, len(finished), 0, len(pending), scheduler.total())
     issued = store.count(league_id)
-    played_now = 0
     in_flight: dict[asyncio.Task, Pairing] = {}
+    busy: Counter[str] = Counter()  # matches in flight per limited provider
+    snapshot_step = max(5, (summary.total or 400) // 20)
+    if on_start is not None:
+        on_start(len(finished), summary.total, len(pending))
+
+    def providers(pairing: Pairing) -> set[str]:
+        return {policies[name].provider for name in pairing.seats if policies[name].provider in limits}
+
+    def can_start(pairing: Pairing) -> bool:
+        return all(busy[p] < limits[p] for p in providers(pairing))
 
     async def play(pairing: Pairing) -> MatchRecord:
-        players, game_options = options.get(pairing.game_id, (len(pairing.seats), {}))
-        game = make_game(pairing.game_id, len(pairing.seats), **game_options)
+        game = make_game(pairing.game_id, len(pairing.seats), **options.get(pairing.game_id, {}))
         seats = [policies[name] for name in pairing.seats]
-        providers = sorted({p.provider for p in seats if p.provider in limits})
-        async with contextlib.AsyncExitStack() as stack:
-            for provider in providers:  # sorted: no two matches wait on each other's semaphores
-                await stack.enter_async_context(limits[provider])
-            return await play_match(game, seats, pairing.seed, move_timeout=config.move_timeout, match_id=pairing.key)
+        return await play_match(game, seats, pairing.seed, move_timeout=config.move_timeout, match_id=pairing.key)
 
+    def next_batch() -> list[Pairing]:
+        nonlocal issued
+        room = config.concurrency - len(in_flight)
+        batch: list[Pairing] = []
+        while len(batch) < room:
+            choice = next((p for p in pending if can_start(p)), None)
+            if choice is None:
+                if len(pending) >= config.concurrency:
+                    break  # enough waiting on busy providers: do not run ahead of the schedule
+                fresh = scheduler.next_pairings(finished, issued, room - len(batch))
+                if not fresh:
+                    break
+                store.schedule(league_id, fresh)
+                issued += len(fresh)
+                pending.extend(fresh)
+                continue
+            pending.remove(choice)
+            batch.append(choice)
+            for provider in providers(choice):
+                busy[provider] += 1
+        return batch
+
+    def record_result(pairing: Pairing, record: MatchRecord) -> None:
+        match_id = store.finish(league_id, pairing.key, record)
+        if match_id is not None and record.outcome is not None:
+            result = GameResult(str(match_id), pairing.game_id, pairing.seats, tuple(record.outcome["ranks"]))
+            finished.append(result)
+            ratings.fold(result)
+            summary.played_now += 1
+            per_game[pairing.game_id] += 1
+            if live_snapshots and len(finished) % snapshot_step == 0:
+                store.add_snapshots(league_id, live_snapshot_rows(ratings, len(finished), per_game))
+        elif match_id is not None:
+            summary.aborted += 1
+        if on_finish is not None:
+            on_finish(MatchDone(record, pairing, len(finished), summary.total, len(in_flight), ratings, match_id is not None))
+
+    loop = asyncio.get_running_loop()
+    installed: list[int] = []
+    if handle_signals:
+        def on_signal() -> None:
+            (hard_stop if stop.is_set() else stop).set()
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, on_signal)
+                installed.append(sig)
+
+    stop_waiter = asyncio.ensure_future(stop.wait())
+    hard_waiter = asyncio.ensure_future(hard_stop.wait())
+    deadline: float | None = None
     try:
         while True:
-            while len(in_flight) < config.concurrency:
-                if not pending:
-                    fresh = scheduler.next_pairings(finished, issued, config.concurrency - len(in_flight))
-                    if not fresh:
-                        break
-                    store.schedule(league_id, fresh)
-                    issued += len(fresh)
-                    pending.extend(fresh)
-                pairing = pending.popleft()
-                in_flight[asyncio.create_task(play(pairing))] = pairing
+            if not stop.is_set():
+                batch = next_batch()
+                if batch:
+                    store.start(league_id, [p.key for p in batch])
+                    for pairing in batch:
+                        in_flight[asyncio.create_task(play(pairing), name=f"match {pairing.key}")] = pairing
             if not in_flight:
                 break
-            done, _ = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
-            for task in done:
+            if stop.is_set() and deadline is None:
+                deadline = loop.time() + config.grace_seconds
+            timeout = None if deadline is None else max(0.0, deadline - loop.time())
+            waiters = set(in_flight) | ({hard_waiter} if stop.is_set() else {stop_waiter})
+            done, _ = await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+            for task in done & set(in_flight):
                 pairing = in_flight.pop(task)
-                record = task.result()
-                if store.finish(league_id, pairing.key, record) and record.outcome is not None:
-                    finished.append(GameResult(pairing.key, pairing.game_id, pairing.seats, tuple(record.outcome["ranks"])))
-                    played_now += 1
-                    if on_finish is not None:
-                        on_finish(record, len(finished), scheduler.total())
+                for provider in providers(pairing):
+                    busy[provider] -= 1
+                record_result(pairing, _record_of(task, pairing, policies))
+            if stop.is_set() and (hard_stop.is_set() or (deadline is not None and loop.time() >= deadline)):
+                break
     finally:
-        for task in in_flight:
-            task.cancel()
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+        for waiter in (stop_waiter, hard_waiter):
+            waiter.cancel()
         if in_flight:
+            for task in in_flight:
+                task.cancel()
             await asyncio.gather(*in_flight, return_exceptions=True)
+            with contextlib.suppress(Exception):  # the store may be what failed
+                summary.abandoned = store.abandon(league_id, [p.key for p in in_flight.values()], "interrupted; replayed on resume")
         for policy in policies.values():
-            await policy.close()
-    return LeagueSummary(league_id, len(finished), played_now, replayed, scheduler.total())
+            with contextlib.suppress(Exception):
+                await policy.close()
+    summary.interrupted = stop.is_set()
+    summary.finished = len(finished)
+    if rerate_at_end:
+        from league.snapshots import rerate
+
+        rerate(store, league_id)
+    summary.elapsed_s = time.perf_counter() - started
+    return summary
 
 
-def standings(store: Store, league_id: int | None, by: str = "trueskill", game: str | None = None, bootstrap: int = 200):
-    return leaderboard(store.results(league_id, game), by=by, game=game, bootstrap=bootstrap)
+def _record_of(task: asyncio.Task, pairing: Pairing, policies: dict[str, Policy]) -> MatchRecord:
+    """The driver's record, or (when the game itself raised) a record with no result, so a
+    broken game ends as `aborted` instead of being replayed forever."""
+    try:
+        return task.result()
+    except Exception as exc:  # noqa: BLE001 - policies cannot raise here (the driver catches them); games can
+        return MatchRecord(
+            match_id=pairing.key, game_id=pairing.game_id, num_players=len(pairing.seats), seed=pairing.seed,
+            policies=list(pairing.seats), specs=[policies[name].spec for name in pairing.seats],
+            status=f"game error: {type(exc).__name__}: {str(exc)[:300]}",
+        )
+
+
+def live_snapshot_rows(ratings: Any, after: int, per_game: Counter[str]) -> list[dict[str, Any]]:
+    """TrueSkill and Elo rows from the live ratings (the web's curves while a league runs), for
+    all games (after `after` matches) and each game (after its own count); `rerate` replaces
+    them with the full recompute (Bradley-Terry included) at the end."""
+    rows: list[dict[str, Any]] = []
+    for game, count in [(None, after), *sorted(per_game.items())]:
+        for system in ("trueskill", "elo"):
+            for row in ratings.rows(system, game):
+                rows.append({
+                    "game_id": game or "", "system": system, "after_matches": count, "policy": row.policy,
+                    "rating": float(row.rating), "lo": float(row.lo), "hi": float(row.hi), "rank": int(row.rank), "games": int(row.games),
+                })
+    return rows

@@ -1,147 +1,86 @@
-"""The league store (SQLAlchemy 2.x): the only writer of the database.
+"""The league store: the only writer of the database (models and engines live in league/db.py).
 
-Crash safety comes from two rules:
+Crash safety comes from three rules:
 1. A pairing is written as a `scheduled` match before it is played, so a restarted league knows
-   exactly what was handed out (same key, seats and seed) and replays what never finished.
+   exactly what was handed out (same key, seats and seed) and replays whatever never finished.
 2. A finished match and all its turns are written in ONE transaction, guarded by the match's
    status, so a kill at any moment leaves either nothing or the whole match, and finishing the
-   same key twice is a no-op.
-Ratings are never stored as truth: snapshots are derived from the finished-match log.
+   same key twice (two processes, a replay) is a no-op.
+3. Ratings are never stored as truth: snapshots are derived from the finished-match log.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-from datetime import datetime, timezone
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
-from sqlalchemy import (
-    JSON,
-    Boolean,
-    DateTime,
-    Float,
-    ForeignKey,
-    Integer,
-    String,
-    Text,
-    UniqueConstraint,
-    create_engine,
-    event,
-    func,
-    select,
-    update,
-)
-from sqlalchemy.engine import Engine
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship, sessionmaker
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
 
 from arena.match import MatchRecord, TurnRecord
+from league.db import (
+    ABANDONED,
+    ABORTED,
+    FINAL_STATUSES,
+    FINISHED,
+    REPLAY_STATUSES,
+    RUNNING,
+    SCHEDULED,
+    Base,
+    GameRow,
+    LeagueRow,
+    MatchRow,
+    PolicyRow,
+    RatingSnapshotRow,
+    TurnRow,
+    default_db_url,
+    make_engine,
+    upgrade_to_head,
+    utcnow,
+)
 from league.results import GameResult
 
-DEFAULT_DB = "sqlite:///arena.db"
-_SECRET_KEY = re.compile(r"(key|token|secret|password)", re.IGNORECASE)
+__all__ = [
+    "ABANDONED", "ABORTED", "FINISHED", "RUNNING", "SCHEDULED", "Base", "GameRow", "LeagueRow", "MatchRow",
+    "PolicyRow", "RatingSnapshotRow", "Store", "StoreError", "TurnRow", "default_db_url", "scrub",
+]
+
+_SECRET_NAME = re.compile(r"key|token|secret|passw|credential|auth|cookie|bearer", re.IGNORECASE)
+_SECRET_VALUE = re.compile(r"^\s*(sk-|sk_|Bearer\s|ghp_|gho_|github_pat_|hf_|xox[abp]-|AKIA|AIza)", re.IGNORECASE)
 
 
-def default_db_url() -> str:
-    return os.environ.get("ARENA_DB", DEFAULT_DB)
+class StoreError(ValueError):
+    """A request the store refuses (one line, safe to show users)."""
 
 
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
+def scrub(value: Any) -> Any:
+    """Drop anything that looks like a credential (by key name or by value) before it is stored."""
+    if isinstance(value, dict):
+        return {
+            str(k): scrub(v)
+            for k, v in value.items()
+            if not _SECRET_NAME.search(str(k)) and not (isinstance(v, str) and _SECRET_VALUE.match(v))
+        }
+    if isinstance(value, (list, tuple)):
+        return [scrub(v) for v in value if not (isinstance(v, str) and _SECRET_VALUE.match(v))]
+    return value
 
 
-class Base(DeclarativeBase):
-    pass
-
-
-class PolicyRow(Base):
-    __tablename__ = "policies"
-    id: Mapped[int] = mapped_column(primary_key=True)
-    name: Mapped[str] = mapped_column(String(200), unique=True)
-    spec: Mapped[str] = mapped_column(String(500))
-    meta: Mapped[dict] = mapped_column(JSON, default=dict)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
-
-
-class LeagueRow(Base):
-    __tablename__ = "leagues"
-    id: Mapped[int] = mapped_column(primary_key=True)
-    name: Mapped[str] = mapped_column(String(200), unique=True)
-    config: Mapped[dict] = mapped_column(JSON, default=dict)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
-
-
-class MatchRow(Base):
-    __tablename__ = "matches"
-    __table_args__ = (UniqueConstraint("league_id", "key", name="uq_match_key"),)
-    id: Mapped[int] = mapped_column(primary_key=True)
-    league_id: Mapped[int] = mapped_column(ForeignKey("leagues.id"), index=True)
-    key: Mapped[str] = mapped_column(String(300))
-    game_id: Mapped[str] = mapped_column(String(200), index=True)
-    seed: Mapped[int] = mapped_column(Integer)
-    seats: Mapped[list] = mapped_column(JSON)  # policy names by seat
-    status: Mapped[str] = mapped_column(String(20), default="scheduled", index=True)  # scheduled | finished | aborted
-    outcome: Mapped[dict | None] = mapped_column(JSON, nullable=True)
-    reason: Mapped[str] = mapped_column(Text, default="")
-    scheduled_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True, index=True)
-    duration_s: Mapped[float | None] = mapped_column(Float, nullable=True)
-    turns: Mapped[list["TurnRow"]] = relationship(back_populates="match", order_by="TurnRow.index", cascade="all, delete-orphan")
-
-
-class TurnRow(Base):
-    __tablename__ = "turns"
-    id: Mapped[int] = mapped_column(primary_key=True)
-    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), index=True)
-    index: Mapped[int] = mapped_column(Integer)
-    player: Mapped[int] = mapped_column(Integer)
-    policy: Mapped[str] = mapped_column(String(200))
-    turn: Mapped[int] = mapped_column(Integer)
-    attempt: Mapped[int] = mapped_column(Integer)
-    observation: Mapped[str] = mapped_column(Text)
-    legal_moves: Mapped[list | None] = mapped_column(JSON, nullable=True)
-    raw: Mapped[str] = mapped_column(Text)
-    action: Mapped[str | None] = mapped_column(Text, nullable=True)
-    valid: Mapped[bool] = mapped_column(Boolean)
-    feedback: Mapped[str] = mapped_column(Text, default="")
-    penalty: Mapped[str | None] = mapped_column(String(40), nullable=True)
-    error: Mapped[str | None] = mapped_column(Text, nullable=True)
-    latency_s: Mapped[float] = mapped_column(Float, default=0.0)
-    prompt_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    completion_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
-    meta: Mapped[dict] = mapped_column(JSON, default=dict)
-    match: Mapped[MatchRow] = relationship(back_populates="turns")
-
-
-class RatingSnapshotRow(Base):
-    __tablename__ = "rating_snapshots"
-    id: Mapped[int] = mapped_column(primary_key=True)
-    league_id: Mapped[int] = mapped_column(ForeignKey("leagues.id"), index=True)
-    game_id: Mapped[str] = mapped_column(String(200), default="")  # "" = all games
-    system: Mapped[str] = mapped_column(String(20))
-    after_matches: Mapped[int] = mapped_column(Integer)
-    policy: Mapped[str] = mapped_column(String(200))
-    rating: Mapped[float] = mapped_column(Float)
-    lo: Mapped[float] = mapped_column(Float)
-    hi: Mapped[float] = mapped_column(Float)
-    rank: Mapped[int] = mapped_column(Integer)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
-
-
-def scrub(meta: dict[str, Any]) -> dict[str, Any]:
-    """Drop anything that looks like a credential before it reaches the database."""
-    return {k: v for k, v in meta.items() if not _SECRET_KEY.search(str(k))}
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
 
 
 class Store:
-    """Open with a SQLAlchemy URL: sqlite:///path.db (default) or postgresql+psycopg://..."""
+    """Open with a SQLAlchemy URL: sqlite:///path.db (default: $ARENA_DB or sqlite:///arena.db)
+    or postgresql+psycopg://user@host:port/db. The schema is upgraded to the newest Alembic
+    revision on open."""
 
     def __init__(self, url: str | None = None) -> None:
         self.url = url or default_db_url()
-        self.engine = _make_engine(self.url)
-        Base.metadata.create_all(self.engine)
+        self.engine = make_engine(self.url)
+        upgrade_to_head(self.engine)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
 
     def session(self) -> Session:
@@ -150,142 +89,279 @@ class Store:
     def close(self) -> None:
         self.engine.dispose()
 
-    # ---- leagues and policies -------------------------------------------------------------------
-    def league_id(self, name: str, config: dict[str, Any] | None = None) -> int:
-        with self.session() as s, s.begin():
-            row = s.scalar(select(LeagueRow).where(LeagueRow.name == name))
-            if row is None:
-                row = LeagueRow(name=name, config=config or {})
-                s.add(row)
-                s.flush()
-            return row.id
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # ---- leagues ---------------------------------------------------------------------------------
+    def open_league(self, name: str, config: dict[str, Any] | None = None, config_hash: str = "") -> int:
+        """The id of league `name`, creating it. A league exists once per store; resuming it with a
+        schedule-changing config (a different hash) is refused, because the stored matches were
+        handed out by the old schedule."""
+        for _ in range(2):  # a second process may create it between our read and our insert
+            with self.session() as s:
+                row = s.scalar(select(LeagueRow).where(LeagueRow.name == name))
+                if row is not None:
+                    if config_hash and row.config_hash and row.config_hash != config_hash:
+                        raise StoreError(
+                            f"league {name!r} already exists in {self._safe_url()} with a different schedule "
+                            "(games, policies, scheduler, sizes or seed changed); give the league a new `name:` "
+                            "or use another --db"
+                        )
+                    return row.id
+            try:
+                with self.session() as s, s.begin():
+                    row = LeagueRow(name=name, config=_jsonable(scrub(config or {})), config_hash=config_hash)
+                    s.add(row)
+                    s.flush()
+                    return row.id
+            except IntegrityError:
+                continue
+        raise StoreError(f"could not create league {name!r}")
+
+    def league_id(self, name: str) -> int | None:
+        with self.session() as s:
+            return s.scalar(select(LeagueRow.id).where(LeagueRow.name == name))
 
     def league_names(self) -> list[str]:
         with self.session() as s:
             return list(s.scalars(select(LeagueRow.name).order_by(LeagueRow.id)))
 
-    def upsert_policy(self, name: str, spec: str, meta: dict[str, Any] | None = None) -> None:
+    def leagues(self) -> list[LeagueRow]:
+        with self.session() as s:
+            return list(s.scalars(select(LeagueRow).order_by(LeagueRow.id)))
+
+    # ---- games and policies ---------------------------------------------------------------------
+    def upsert_game(self, game_id: str, name: str = "", rules: str = "") -> None:
         with self.session() as s, s.begin():
-            row = s.scalar(select(PolicyRow).where(PolicyRow.name == name))
+            row = s.scalar(select(GameRow).where(GameRow.game_id == game_id))
             if row is None:
-                s.add(PolicyRow(name=name, spec=spec, meta=scrub(meta or {})))
+                s.add(GameRow(game_id=game_id, name=name, rules=rules))
             else:
-                row.spec, row.meta = spec, scrub(meta or row.meta)
+                row.name, row.rules = name or row.name, rules or row.rules
+
+    def games(self) -> list[GameRow]:
+        with self.session() as s:
+            return list(s.scalars(select(GameRow).order_by(GameRow.game_id)))
+
+    def upsert_policy(self, name: str, spec: str, meta: dict[str, Any] | None = None, display_name: str = "", *, replace: bool = False) -> None:
+        """Register a policy. A name keeps one spec forever (its matches were played by that spec);
+        registering the same name with another spec is refused unless `replace`."""
+        try:
+            with self.session() as s, s.begin():
+                row = s.scalar(select(PolicyRow).where(PolicyRow.name == name))
+                if row is None:
+                    s.add(PolicyRow(name=name, spec=spec, display_name=display_name or name, meta=_jsonable(scrub(meta or {}))))
+                    return
+                if row.spec != spec and not replace:
+                    raise StoreError(f"policy {name!r} is already registered with spec {row.spec!r}, not {spec!r}; give it another name")
+                row.spec = spec
+                if display_name:
+                    row.display_name = display_name
+                if meta is not None:
+                    row.meta = _jsonable(scrub(meta))
+        except IntegrityError:  # registered by another process at the same moment: check again
+            self.upsert_policy(name, spec, meta, display_name, replace=replace)
 
     def policies(self) -> list[PolicyRow]:
         with self.session() as s:
             return list(s.scalars(select(PolicyRow).order_by(PolicyRow.name)))
 
+    def policy(self, name: str) -> PolicyRow | None:
+        with self.session() as s:
+            return s.scalar(select(PolicyRow).where(PolicyRow.name == name))
+
     def remove_policy(self, name: str) -> bool:
+        """Forget a registered policy. Its matches stay in the log (ratings are of the log)."""
         with self.session() as s, s.begin():
-            row = s.scalar(select(PolicyRow).where(PolicyRow.name == name))
-            if row is None:
-                return False
-            s.delete(row)
-            return True
+            return s.execute(delete(PolicyRow).where(PolicyRow.name == name)).rowcount == 1
 
     # ---- matches ---------------------------------------------------------------------------------
-    def schedule(self, league_id: int, pairings: Iterable[Any]) -> None:
-        """Persist handed-out pairings (key, game_id, seats, seed); existing keys are left alone."""
+    def schedule(self, league_id: int, pairings: Iterable[Any]) -> int:
+        """Persist handed-out pairings (key, game_id, seats, seed) in one transaction; keys that
+        exist already are left alone. Returns how many were new."""
+        rows = [
+            {"league_id": league_id, "key": p.key, "game_id": p.game_id, "seats": list(p.seats), "seed": int(p.seed),
+             "status": SCHEDULED, "reason": "", "attempts": 0, "scheduled_at": utcnow()}
+            for p in pairings
+        ]
+        if not rows:
+            return 0
         with self.session() as s, s.begin():
-            existing = set(s.scalars(select(MatchRow.key).where(MatchRow.league_id == league_id)))
-            for p in pairings:
-                if p.key not in existing:
-                    s.add(MatchRow(league_id=league_id, key=p.key, game_id=p.game_id, seats=list(p.seats), seed=p.seed))
+            statement = _insert_ignoring_duplicates(self.engine.dialect.name, MatchRow, ["league_id", "key"])
+            return _count_new(s, statement, rows)
 
     def unfinished(self, league_id: int) -> list[MatchRow]:
+        """Matches handed out but never finished (scheduled, running, abandoned), oldest first."""
         with self.session() as s:
-            return list(s.scalars(select(MatchRow).where(MatchRow.league_id == league_id, MatchRow.status == "scheduled").order_by(MatchRow.id)))
+            query = select(MatchRow).where(MatchRow.league_id == league_id, MatchRow.status.in_(REPLAY_STATUSES))
+            return list(s.scalars(query.order_by(MatchRow.id)))
 
-    def count(self, league_id: int, status: str | None = None) -> int:
+    def start(self, league_id: int, keys: Sequence[str]) -> None:
+        """Mark matches as running (in one transaction) just before they are played."""
+        if not keys:
+            return
+        with self.session() as s, s.begin():
+            s.execute(
+                update(MatchRow)
+                .where(MatchRow.league_id == league_id, MatchRow.key.in_(list(keys)), MatchRow.status.in_(REPLAY_STATUSES))
+                .values(status=RUNNING, started_at=utcnow(), attempts=MatchRow.attempts + 1)
+            )
+
+    def finish(self, league_id: int, key: str, record: MatchRecord) -> int | None:
+        """Write the result and every turn in one transaction. Returns the match's row id, or None
+        when the key was already final (a duplicate writer), so nothing is ever counted twice."""
+        status = FINISHED if record.outcome is not None else ABORTED
+        reason = str((record.outcome or {}).get("reason") or ("" if status == FINISHED else f"aborted: {record.status}"))
+        with self.session() as s, s.begin():
+            # The guarded UPDATE comes first: it takes the write lock (SQLite) or the row lock
+            # (PostgreSQL), so a concurrent writer of the same key waits and then matches no row.
+            done = s.execute(
+                update(MatchRow)
+                .where(MatchRow.league_id == league_id, MatchRow.key == key, MatchRow.status.in_(REPLAY_STATUSES))
+                .values(
+                    status=status, outcome=_jsonable(record.outcome), reason=reason[:2000], finished_at=utcnow(),
+                    duration_s=record.duration_s, specs=list(record.specs), game_options=_jsonable(record.game_options),
+                    final_views=list(record.final_views),
+                )
+            )
+            if done.rowcount != 1:
+                return None
+            match_id = s.scalar(select(MatchRow.id).where(MatchRow.league_id == league_id, MatchRow.key == key))
+            s.execute(delete(TurnRow).where(TurnRow.match_id == match_id))  # none expected; never two copies
+            if record.turns:
+                s.execute(insert(TurnRow), [_turn_columns(match_id, t) for t in record.turns])
+        return match_id
+
+    def abandon(self, league_id: int, keys: Sequence[str], reason: str = "interrupted") -> int:
+        """Mark unfinished matches abandoned (Ctrl-C); the next run replays them from scratch."""
+        if not keys:
+            return 0
+        with self.session() as s, s.begin():
+            done = s.execute(
+                update(MatchRow)
+                .where(MatchRow.league_id == league_id, MatchRow.key.in_(list(keys)), MatchRow.status.in_(REPLAY_STATUSES))
+                .values(status=ABANDONED, reason=reason)
+            )
+            return int(done.rowcount or 0)
+
+    def count(self, league_id: int | None = None, status: str | None = None) -> int:
         with self.session() as s:
-            query = select(func.count(MatchRow.id)).where(MatchRow.league_id == league_id)
+            query = select(func.count(MatchRow.id))
+            if league_id is not None:
+                query = query.where(MatchRow.league_id == league_id)
             if status:
                 query = query.where(MatchRow.status == status)
             return int(s.scalar(query) or 0)
 
-    def finish(self, league_id: int, key: str, record: MatchRecord) -> bool:
-        """Write the result and every turn in one transaction. False if the key was already
-        finished (a duplicate writer), so nothing is ever counted twice."""
-        status = "finished" if record.outcome is not None else "aborted"
-        with self.session() as s, s.begin():
-            done = s.execute(
-                update(MatchRow)
-                .where(MatchRow.league_id == league_id, MatchRow.key == key, MatchRow.status == "scheduled")
-                .values(
-                    status=status,
-                    outcome=record.outcome,
-                    reason=(record.outcome or {}).get("reason", record.status),
-                    finished_at=_now(),
-                    duration_s=record.duration_s,
-                )
-            )
-            if done.rowcount != 1:
-                return False
-            match_id = s.scalar(select(MatchRow.id).where(MatchRow.league_id == league_id, MatchRow.key == key))
-            s.add_all(TurnRow(match_id=match_id, **_turn_columns(t)) for t in record.turns)
-        return True
+    def status_counts(self, league_id: int) -> dict[str, int]:
+        with self.session() as s:
+            rows = s.execute(select(MatchRow.status, func.count(MatchRow.id)).where(MatchRow.league_id == league_id).group_by(MatchRow.status))
+            return {status: int(n) for status, n in rows}
 
     def results(self, league_id: int | None = None, game: str | None = None) -> list[GameResult]:
         """Finished matches in the order they finished: the log every rating is a function of."""
         with self.session() as s:
-            query = select(MatchRow).where(MatchRow.status == "finished")
+            query = select(MatchRow.id, MatchRow.game_id, MatchRow.seats, MatchRow.outcome).where(MatchRow.status == FINISHED)
             if league_id is not None:
                 query = query.where(MatchRow.league_id == league_id)
             if game:
                 query = query.where(MatchRow.game_id == game)
-            rows = s.scalars(query.order_by(MatchRow.finished_at, MatchRow.id))
-            return [GameResult(str(r.id), r.game_id, tuple(r.seats), tuple(r.outcome["ranks"])) for r in rows]
+            rows = s.execute(query.order_by(MatchRow.finished_at, MatchRow.id))
+            return [GameResult(str(i), g, tuple(seats), tuple(outcome["ranks"])) for i, g, seats, outcome in rows]
+
+    def match_ids(self, league_id: int | None = None, game: str | None = None, statuses: Sequence[str] = FINAL_STATUSES) -> list[int]:
+        with self.session() as s:
+            query = select(MatchRow.id).where(MatchRow.status.in_(list(statuses)))
+            if league_id is not None:
+                query = query.where(MatchRow.league_id == league_id)
+            if game:
+                query = query.where(MatchRow.game_id == game)
+            return list(s.scalars(query.order_by(MatchRow.finished_at, MatchRow.id)))
 
     def match_record(self, match_id: int) -> MatchRecord:
+        """A stored match as the MatchRecord the driver wrote (turns in order)."""
         with self.session() as s:
             row = s.get(MatchRow, match_id)
             if row is None:
-                raise KeyError(f"no match {match_id}")
-            turns = [TurnRecord(**{c: getattr(t, c) for c in _TURN_FIELDS}) for t in row.turns]
-            return MatchRecord(
-                match_id=str(row.id), game_id=row.game_id, num_players=len(row.seats), seed=row.seed,
-                policies=list(row.seats), specs=[], turns=turns, outcome=row.outcome, status=row.status,
-                finished_at=row.finished_at.isoformat() if row.finished_at else "", duration_s=row.duration_s or 0.0,
-            )
+                raise StoreError(f"no match with id {match_id}")
+            turns = s.scalars(select(TurnRow).where(TurnRow.match_id == match_id).order_by(TurnRow.index))
+            return _to_record(row, [TurnRecord(**{c: getattr(t, c) for c in _TURN_FIELDS}) for t in turns])
 
-    def match_ids(self, league_id: int | None = None) -> list[int]:
-        with self.session() as s:
-            query = select(MatchRow.id).where(MatchRow.status == "finished")
-            if league_id is not None:
-                query = query.where(MatchRow.league_id == league_id)
-            return list(s.scalars(query.order_by(MatchRow.finished_at, MatchRow.id)))
+    def iter_records(self, league_id: int | None = None, game: str | None = None) -> Iterator[MatchRecord]:
+        """Every final match, oldest first, one at a time (exports of large leagues stay small)."""
+        for match_id in self.match_ids(league_id, game):
+            yield self.match_record(match_id)
 
     # ---- rating snapshots ---------------------------------------------------------------------------
-    def replace_snapshots(self, league_id: int, rows: Sequence[RatingSnapshotRow]) -> None:
+    def replace_snapshots(self, league_id: int, rows: Sequence[dict[str, Any]]) -> None:
+        """Swap a league's snapshots for freshly derived ones in one transaction."""
         with self.session() as s, s.begin():
-            s.query(RatingSnapshotRow).filter(RatingSnapshotRow.league_id == league_id).delete()
-            s.add_all(rows)
+            s.execute(delete(RatingSnapshotRow).where(RatingSnapshotRow.league_id == league_id))
+            if rows:
+                s.execute(insert(RatingSnapshotRow), [{**r, "league_id": league_id, "created_at": utcnow()} for r in rows])
+
+    def add_snapshots(self, league_id: int, rows: Sequence[dict[str, Any]]) -> None:
+        """Append snapshots at a new checkpoint (the runner's live curves); an existing checkpoint
+        of the same game and system is replaced, so a resumed run never doubles a point."""
+        if not rows:
+            return
+        with self.session() as s, s.begin():
+            for game_id, system, after in {(r["game_id"], r["system"], r["after_matches"]) for r in rows}:
+                s.execute(
+                    delete(RatingSnapshotRow).where(
+                        RatingSnapshotRow.league_id == league_id, RatingSnapshotRow.game_id == game_id,
+                        RatingSnapshotRow.system == system, RatingSnapshotRow.after_matches == after,
+                    )
+                )
+            s.execute(insert(RatingSnapshotRow), [{**r, "league_id": league_id, "created_at": utcnow()} for r in rows])
+
+    def snapshots(self, league_id: int, game: str = "", system: str = "trueskill") -> list[RatingSnapshotRow]:
+        with self.session() as s:
+            query = select(RatingSnapshotRow).where(
+                RatingSnapshotRow.league_id == league_id, RatingSnapshotRow.game_id == game, RatingSnapshotRow.system == system
+            )
+            return list(s.scalars(query.order_by(RatingSnapshotRow.after_matches, RatingSnapshotRow.rank, RatingSnapshotRow.policy)))
+
+    def _safe_url(self) -> str:
+        return self.engine.url.render_as_string(hide_password=True)
 
 
 _TURN_FIELDS = tuple(TurnRecord.__dataclass_fields__)
 
 
-def _turn_columns(turn: TurnRecord) -> dict[str, Any]:
+def _turn_columns(match_id: int, turn: TurnRecord) -> dict[str, Any]:
     data = {name: getattr(turn, name) for name in _TURN_FIELDS}
-    data["meta"] = json.loads(json.dumps(data["meta"], default=str))
+    data["meta"] = _jsonable(scrub(data["meta"] or {}))
+    data["match_id"] = match_id
     return data
 
 
-def _make_engine(url: str) -> Engine:
-    if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"timeout": 30})
+def _to_record(row: MatchRow, turns: list[TurnRecord]) -> MatchRecord:
+    return MatchRecord(
+        match_id=str(row.id), game_id=row.game_id, num_players=len(row.seats), seed=int(row.seed),
+        policies=list(row.seats), specs=list(row.specs or []), turns=turns, outcome=row.outcome,
+        status="finished" if row.status == FINISHED else row.status,
+        started_at=row.started_at.isoformat() if row.started_at else "",
+        finished_at=row.finished_at.isoformat() if row.finished_at else "", duration_s=row.duration_s or 0.0,
+        final_views=list(row.final_views or []), game_options=dict(row.game_options or {}),
+    )
 
-        @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_connection, _record):  # noqa: ANN001
-            # WAL lets readers (the web) run beside the writer; busy_timeout makes several
-            # league processes wait for each other instead of failing.
-            cursor = dbapi_connection.cursor()
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA busy_timeout=30000")
-            cursor.execute("PRAGMA synchronous=FULL")  # a committed match survives power loss
-            cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.close()
 
-        return engine
-    return create_engine(url, pool_pre_ping=True)
+def _insert_ignoring_duplicates(dialect: str, model: type[Base], keys: list[str]) -> Any:
+    if dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert as dialect_insert
+    elif dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as dialect_insert
+    else:
+        raise StoreError(f"unsupported database {dialect!r}: use SQLite or PostgreSQL")
+    return dialect_insert(model).on_conflict_do_nothing(index_elements=keys)
+
+
+def _count_new(session: Session, statement: Any, rows: list[dict[str, Any]]) -> int:
+    before = session.scalar(select(func.count(MatchRow.id)).where(MatchRow.league_id == rows[0]["league_id"])) or 0
+    session.execute(statement, rows)
+    after = session.scalar(select(func.count(MatchRow.id)).where(MatchRow.league_id == rows[0]["league_id"])) or 0
+    return int(after - before)
