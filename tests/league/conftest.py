@@ -1,25 +1,39 @@
+"""The `store` fixture: a fresh league store on SQLite, and on the PostgreSQL server that
+scripts/test.sh (scripts/pg.sh) starts; postgres cases are skipped only when ARENA_TEST_PG_URL
+is absent."""
+
 import os
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import create_engine, text
 
-from league.store import Base, Store
+from league.db import Base
+from league.store import Store
+
+
+def reset_postgres(url: str) -> None:
+    engine = create_engine(url)
+    Base.metadata.drop_all(engine)
+    with engine.begin() as connection:
+        connection.execute(text("DROP TABLE IF EXISTS alembic_version"))
+    engine.dispose()
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def store(request, tmp_path):
-    """A fresh store on SQLite, and on the PostgreSQL server scripts/test.sh starts."""
+def store_url(request, tmp_path):
     if request.param == "sqlite":
-        s = Store(f"sqlite:///{tmp_path / 'league.db'}")
-        yield s
-        s.close()
+        yield f"sqlite:///{tmp_path / 'league.db'}"
         return
     url = os.environ.get("ARENA_TEST_PG_URL")
     if not url:
         pytest.skip("ARENA_TEST_PG_URL not set (scripts/test.sh starts PostgreSQL and sets it)")
-    s = Store(url)
-    Base.metadata.drop_all(s.engine)
-    Base.metadata.create_all(s.engine)
+    reset_postgres(url)
+    yield url
+    reset_postgres(url)
+
+
+@pytest.fixture
+def store(store_url):
+    s = Store(store_url)  # migrates the empty database to head
     yield s
-    Base.metadata.drop_all(s.engine)
     s.close()
