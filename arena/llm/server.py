@@ -1,0 +1,356 @@
+"""An OpenAI-compatible HTTP front for the local engine (`arena serve-model`).
+
+Enough of the Chat Completions API that the official `openai` client and LiteLLM (`openai/` prefix
+with `api_base`) work unchanged: `POST /v1/chat/completions` and `GET /v1/models`.
+
+- `model` selects the base model (the name it is served under) or a LoRA adapter (its path as
+  given to `--adapter`, or that folder's name); `/v1/models` lists them all.
+- Sampling: temperature, top_p, max_tokens / max_completion_tokens, seed.
+- Structured replies use the engine's constrained choice where the schema allows: a tool whose
+  parameters have a string property with an `enum` (or a `response_format` json_schema with one) is
+  answered by scoring every enum value as the reply and returning the most likely one as a proper
+  `tool_calls` message (or JSON content). Without an enum, the model's free text is wrapped into
+  the first string property. `{"type": "json_object"}` returns the first JSON object in the reply,
+  else the reply wrapped as `{"text": ...}`.
+- Fault injection for tests (`faults=`): a seeded fraction of requests gets a 429 with Retry-After,
+  a 500, a hang longer than any sensible client timeout, or a 200 whose content is garbage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from arena.llm.engine import Generation, LocalEngine, PromptTooLong, SamplingParams, adapter_key
+from arena.llm.model import ModelNotAvailable
+
+DEFAULT_MAX_TOKENS = 256
+MAX_MESSAGES = 1000
+MAX_CONTENT_CHARS = 200_000  # per message: requests are untrusted too
+FAULT_KINDS = ("429", "500", "timeout", "garbage")
+
+
+@dataclass
+class FaultConfig:
+    """Probabilities of each injected fault per request; at most one fault per request."""
+
+    p429: float = 0.0
+    p500: float = 0.0
+    timeout: float = 0.0
+    garbage: float = 0.0
+    seed: int = 0
+    hang_s: float = 120.0  # how long a "timeout" request hangs before answering
+    retry_after_s: int = 1
+
+    @classmethod
+    def parse(cls, text: str, *, seed: int = 0, hang_s: float = 120.0) -> "FaultConfig":
+        """Parse "429=0.1,500=0.1,timeout=0.05,garbage=0.1"; one error line names the bad part."""
+        values: dict[str, float] = {}
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            kind, sep, number = part.partition("=")
+            kind = kind.strip().lower()
+            if not sep or kind not in FAULT_KINDS:
+                raise ValueError(f"fault {part!r}: expected KIND=PROBABILITY with KIND one of {', '.join(FAULT_KINDS)}")
+            try:
+                p = float(number)
+            except ValueError:
+                raise ValueError(f"fault {part!r}: probability must be a number") from None
+            if not 0 <= p <= 1:
+                raise ValueError(f"fault {part!r}: probability must be between 0 and 1")
+            values[kind] = p
+        if sum(values.values()) > 1 + 1e-9:
+            raise ValueError(f"fault probabilities add up to {sum(values.values()):g}, more than 1")
+        return cls(
+            p429=values.get("429", 0.0), p500=values.get("500", 0.0), timeout=values.get("timeout", 0.0),
+            garbage=values.get("garbage", 0.0), seed=seed, hang_s=hang_s,
+        )
+
+    @classmethod
+    def from_dict(cls, faults: dict[str, float], *, seed: int = 0, hang_s: float = 120.0) -> "FaultConfig":
+        return cls.parse(",".join(f"{k}={v}" for k, v in faults.items()), seed=seed, hang_s=hang_s)
+
+    @property
+    def active(self) -> bool:
+        return self.p429 + self.p500 + self.timeout + self.garbage > 0
+
+
+class _FaultDraw:
+    """A seeded, thread-safe sequence of fault decisions (None = serve normally)."""
+
+    def __init__(self, config: FaultConfig):
+        self.config = config
+        self.rng = random.Random(config.seed)
+        self.lock = threading.Lock()
+        self.counts = {kind: 0 for kind in FAULT_KINDS}
+
+    def next(self) -> str | None:
+        c = self.config
+        with self.lock:
+            x = self.rng.random()
+            for kind, p in (("429", c.p429), ("500", c.p500), ("timeout", c.timeout), ("garbage", c.garbage)):
+                if x < p:
+                    self.counts[kind] += 1
+                    return kind
+                x -= p
+        return None
+
+
+class ChatRequest(BaseModel):
+    """The subset of the Chat Completions request we act on; unknown fields are accepted and ignored."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str
+    messages: list[dict[str, Any]] = Field(min_length=1, max_length=MAX_MESSAGES)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_completion_tokens: int | None = Field(default=None, ge=1)
+    seed: int | None = None
+    n: int | None = Field(default=None, ge=1)
+    stream: bool | None = None
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    response_format: dict[str, Any] | None = None
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str, kind: str = "invalid_request_error", code: str | None = None, param: str | None = None):
+        super().__init__(message)
+        self.status, self.message, self.kind, self.code, self.param = status, message, kind, code, param
+
+
+def _error_response(status: int, message: str, kind: str, code: str | None = None, param: str | None = None, headers: dict[str, str] | None = None) -> JSONResponse:
+    body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def create_app(
+    engine: LocalEngine,
+    *,
+    served_name: str = "local",
+    adapters: list[str] | None = None,
+    faults: FaultConfig | dict[str, float] | None = None,
+    fault_seed: int = 0,
+) -> FastAPI:
+    """A FastAPI app serving `engine` under `served_name`, plus the given LoRA adapters."""
+    for path in adapters or []:
+        engine.load_adapter(path)
+    if isinstance(faults, dict):
+        faults = FaultConfig.from_dict(faults, seed=fault_seed)
+    draw = _FaultDraw(faults) if faults is not None and faults.active else None
+    created = int(time.time())
+    routes: dict[str, str | None] = {served_name: None}  # model name -> adapter key (None = base)
+    for path in adapters or []:
+        key = adapter_key(path)
+        routes.setdefault(path, key)
+        routes.setdefault(key, key)
+        routes.setdefault(Path(key).name, key)
+
+    app = FastAPI(title="arena serve-model", version="1", docs_url="/docs")
+    app.state.engine = engine
+    app.state.faults = draw
+
+    @app.exception_handler(ApiError)
+    async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
+        return _error_response(exc.status, exc.message, exc.kind, exc.code, exc.param)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+        return _error_response(500, f"internal error: {type(exc).__name__}", "server_error")
+
+    from fastapi.exceptions import RequestValidationError
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+        return _error_response(400, f"{where or 'request'}: {first.get('msg', 'invalid request')}", "invalid_request_error", param=where or None)
+
+    @app.get("/v1/models")
+    async def list_models() -> dict[str, Any]:
+        names = [served_name] + [p for p in (adapters or [])]
+        return {"object": "list", "data": [{"id": n, "object": "model", "created": created, "owned_by": "arena"} for n in names]}
+
+    @app.get("/health")
+    async def health() -> dict[str, Any]:
+        s = engine.stats
+        return {"status": "ok", "batches": s.batches, "rows": s.rows, "largest_batch": s.largest_batch}
+
+    @app.post("/v1/chat/completions")
+    async def chat_completions(body: ChatRequest) -> JSONResponse:
+        if body.model not in routes:
+            raise ApiError(404, f"model {body.model!r} is not served here (served: {', '.join(sorted(routes))})", code="model_not_found", param="model")
+        if body.stream:
+            raise ApiError(400, "streaming is not supported by arena serve-model", param="stream")
+        if (body.n or 1) != 1:
+            raise ApiError(400, "only n=1 is supported", param="n")
+        fault = draw.next() if draw is not None else None
+        if fault == "429":
+            retry = str(draw.config.retry_after_s)
+            return _error_response(429, "rate limited (injected fault)", "rate_limit_error", "rate_limit_exceeded", headers={"Retry-After": retry})
+        if fault == "500":
+            return _error_response(500, "internal error (injected fault)", "server_error")
+        if fault == "timeout":
+            await asyncio.sleep(draw.config.hang_s)
+        adapter = routes[body.model]
+        messages = _normalise_messages(body.messages)
+        params = SamplingParams(
+            temperature=1.0 if body.temperature is None else body.temperature,
+            top_p=1.0 if body.top_p is None else body.top_p,
+            max_new_tokens=min(body.max_completion_tokens or body.max_tokens or DEFAULT_MAX_TOKENS, 4096),
+            seed=body.seed,
+        )
+        try:
+            message, finish, generation = await _answer(engine, body, messages, params, adapter)
+        except PromptTooLong as exc:
+            raise ApiError(400, str(exc), code="context_length_exceeded", param="messages") from None
+        except ModelNotAvailable as exc:
+            raise ApiError(404, str(exc), code="model_not_found", param="model") from None
+        except ValueError as exc:
+            raise ApiError(400, str(exc)) from None
+        if fault == "garbage":
+            message, finish = {"role": "assistant", "content": _garbage(draw)}, "stop"
+        return JSONResponse(
+            {
+                "id": f"chatcmpl-{uuid.uuid4().hex}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.model,
+                "system_fingerprint": None,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+                "usage": {
+                    "prompt_tokens": generation.prompt_tokens,
+                    "completion_tokens": generation.completion_tokens,
+                    "total_tokens": generation.prompt_tokens + generation.completion_tokens,
+                },
+            }
+        )
+
+    return app
+
+
+def _normalise_messages(messages: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """OpenAI messages -> plain {role, content} strings the chat template understands."""
+    out = []
+    for i, m in enumerate(messages):
+        role = m.get("role")
+        if role not in {"system", "developer", "user", "assistant", "tool", "function"}:
+            raise ApiError(400, f"messages[{i}].role: unknown role {role!r}", param=f"messages[{i}].role")
+        content = m.get("content")
+        if isinstance(content, list):  # content parts: keep the text ones
+            content = "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") in {"text", "input_text"})
+        content = "" if content is None else str(content)
+        if role == "assistant" and m.get("tool_calls"):
+            calls = [c.get("function", {}) for c in m["tool_calls"] if isinstance(c, dict)]
+            content = (content + "\n" if content else "") + json.dumps(calls)[:MAX_CONTENT_CHARS]
+        if role in {"tool", "function"}:
+            role, content = "user", f"Tool result: {content}"
+        if role == "developer":
+            role = "system"
+        out.append({"role": role, "content": content[:MAX_CONTENT_CHARS]})
+    return out
+
+
+def _enum_property(schema: Any) -> tuple[str, list[str]] | None:
+    """The first (required first) string property of an object schema that lists an enum."""
+    if not isinstance(schema, dict):
+        return None
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        return None
+    required = [r for r in schema.get("required", []) if isinstance(r, str)]
+    for name in required + [p for p in props if p not in required]:
+        prop = props.get(name)
+        if isinstance(prop, dict) and isinstance(prop.get("enum"), list) and prop["enum"]:
+            if prop.get("type", "string") == "string" and all(isinstance(v, str) for v in prop["enum"]):
+                return name, prop["enum"]
+    return None
+
+
+def _text_property(schema: Any) -> str:
+    if isinstance(schema, dict) and isinstance(schema.get("properties"), dict):
+        for name, prop in schema["properties"].items():
+            if isinstance(prop, dict) and prop.get("type") == "string":
+                return name
+    return "text"
+
+
+async def _fill_schema(engine: LocalEngine, schema: Any, messages: list[dict], params: SamplingParams, adapter: str | None) -> tuple[dict[str, str], Generation]:
+    enum = _enum_property(schema)
+    if enum is not None:
+        name, options = enum
+        choice, generation = await engine.choose(messages, options, adapter)
+        return {name: choice}, generation
+    generation = await engine.chat(messages, params, adapter)
+    return {_text_property(schema): generation.text}, generation
+
+
+def _pick_tool(body: ChatRequest) -> dict[str, Any] | None:
+    tools = [t for t in body.tools or [] if isinstance(t, dict) and isinstance(t.get("function"), dict)]
+    choice = body.tool_choice
+    if not tools or choice == "none":
+        return None
+    if isinstance(choice, dict):
+        wanted = (choice.get("function") or {}).get("name")
+        for tool in tools:
+            if tool["function"].get("name") == wanted:
+                return tool["function"]
+        raise ApiError(400, f"tool_choice names {wanted!r}, which is not among the tools", param="tool_choice")
+    return tools[0]["function"]
+
+
+async def _answer(
+    engine: LocalEngine, body: ChatRequest, messages: list[dict], params: SamplingParams, adapter: str | None
+) -> tuple[dict[str, Any], str, Generation]:
+    """The assistant message, its finish reason and the generation behind it."""
+    tool = _pick_tool(body)
+    if tool is not None and len([t for t in body.tools or [] if isinstance(t, dict)]) > 1 and not isinstance(body.tool_choice, dict):
+        # several tools and free choice: let the model pick the tool by name first
+        names = [t["function"]["name"] for t in body.tools if isinstance(t, dict) and isinstance(t.get("function"), dict)]
+        picked, _ = await engine.choose(messages, names, adapter)
+        tool = next(t["function"] for t in body.tools if isinstance(t, dict) and t.get("function", {}).get("name") == picked)
+    if tool is not None:
+        arguments, generation = await _fill_schema(engine, tool.get("parameters"), messages, params, adapter)
+        call = {"id": f"call_{uuid.uuid4().hex[:24]}", "type": "function", "function": {"name": str(tool.get("name", "")), "arguments": json.dumps(arguments)}}
+        return {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls", generation
+    fmt = body.response_format or {}
+    if fmt.get("type") == "json_schema":
+        spec = fmt.get("json_schema") or {}
+        obj, generation = await _fill_schema(engine, spec.get("schema"), messages, params, adapter)
+        return {"role": "assistant", "content": json.dumps(obj)}, "stop", generation
+    generation = await engine.chat(messages, params, adapter)
+    content = generation.text
+    if fmt.get("type") == "json_object":
+        content = json.dumps(_first_json_object(content) or {"text": content})
+    return {"role": "assistant", "content": content}, generation.finish_reason, generation
+
+
+def _first_json_object(text: str) -> dict[str, Any] | None:
+    decoder = json.JSONDecoder()
+    for start in (i for i, ch in enumerate(text) if ch == "{"):
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def _garbage(draw: _FaultDraw) -> str:
+    with draw.lock:
+        rng = random.Random(draw.rng.random())
+    alphabet = "{}[]<>#@%&*~^|\\/$;:\"'`=+\u00bf\u00a7\ufffd0123456789abcdefXYZ "
+    return "".join(rng.choice(alphabet) for _ in range(rng.randint(5, 80)))

@@ -1,0 +1,116 @@
+"""The local engine: batching really batches, LoRA adapters stay isolated, constrained choice, cache reuse."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from arena.llm import model as model_mod
+from arena.llm.engine import SamplingParams, get_engine
+
+MESSAGES = [
+    {"role": "system", "content": "You play Tic-Tac-Toe as X."},
+    {"role": "user", "content": "Board:\n1|2|3\n4|5|6\n7|8|9\nPick a free cell. Answer like [5]."},
+]
+GREEDY = SamplingParams(temperature=0.0, max_new_tokens=6)
+
+
+@pytest.fixture(scope="module")
+def engine():
+    return get_engine("local")
+
+
+def test_cache_is_reused_without_converting(monkeypatch):
+    first = model_mod.local_model_dir(show_progress=False)  # converts only on a fresh machine
+    marker = first / model_mod.CONVERTED_MARKER
+    stamp = marker.stat().st_mtime_ns
+
+    def no_conversion(*args, **kwargs):
+        raise AssertionError("a cached model must not be converted again")
+
+    monkeypatch.setattr(model_mod, "_convert_gguf", no_conversion)
+    assert model_mod.local_model_dir(show_progress=False) == first
+    assert marker.stat().st_mtime_ns == stamp
+
+
+def test_killed_conversion_leaves_no_cache(tmp_path, monkeypatch):
+    import transformers
+
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path))
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt  # what Ctrl-C mid-conversion looks like
+
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", killed)
+    with pytest.raises(KeyboardInterrupt):
+        model_mod.local_model_dir(show_progress=False)
+    models = tmp_path / "models"
+    assert list(models.iterdir()) == []  # neither a target folder nor a partial one
+
+
+@pytest.mark.slow
+async def test_concurrent_requests_share_one_generate(engine):
+    before = engine.stats.generate_calls
+    replies = await asyncio.gather(*[engine.chat(MESSAGES, SamplingParams(max_new_tokens=4, seed=i)) for i in range(6)])
+    assert engine.stats.generate_calls - before < 6
+    assert engine.stats.largest_batch >= 2
+    for reply in replies:
+        assert reply.completion_tokens <= 4 and reply.prompt_tokens == engine.count_tokens(MESSAGES)
+        assert reply.finish_reason in {"stop", "length"}
+
+
+@pytest.mark.slow
+async def test_seeded_sampling_reproduces_and_rows_keep_their_budgets(engine):
+    a, b, short = await asyncio.gather(
+        engine.chat(MESSAGES, SamplingParams(temperature=1.0, max_new_tokens=8, seed=7)),
+        engine.chat(MESSAGES, SamplingParams(temperature=1.0, max_new_tokens=8, seed=7)),
+        engine.chat(MESSAGES, SamplingParams(temperature=1.0, max_new_tokens=2, seed=8)),
+    )
+    assert a.text == b.text
+    assert short.completion_tokens <= 2
+
+
+@pytest.mark.slow
+async def test_choose_returns_one_of_the_options(engine):
+    options = [str(i) for i in range(1, 10)]
+    before = engine.stats.choose_forwards
+    results = await asyncio.gather(*[engine.choose(MESSAGES, options) for _ in range(3)], engine.choose(MESSAGES, ["[5]"]))
+    for choice, generation in results[:3]:
+        assert choice in options and generation.text == choice
+    assert results[3][0] == "[5]"
+    assert engine.stats.choose_forwards - before == 2  # one prefill + one scoring pass for all four
+    with pytest.raises(ValueError):
+        await engine.choose(MESSAGES, [])
+
+
+def _make_adapter(base_dir: str, out: Path, seed: int) -> str:
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    torch.manual_seed(seed)
+    base = AutoModelForCausalLM.from_pretrained(base_dir)
+    config = LoraConfig(r=4, lora_alpha=32, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
+    get_peft_model(base, config).save_pretrained(out)
+    return str(out)
+
+
+@pytest.mark.slow
+async def test_lora_adapters_are_isolated_in_one_batch(engine, tmp_path):
+    base_dir = engine.loaded.source
+    first = _make_adapter(base_dir, tmp_path / "a", seed=1)
+    second = _make_adapter(base_dir, tmp_path / "b", seed=2)
+    engine.load_adapter(first)
+    before = engine.stats.generate_calls
+    base_out, a_out, b_out = await asyncio.gather(
+        engine.chat(MESSAGES, GREEDY), engine.chat(MESSAGES, GREEDY, adapter=first), engine.chat(MESSAGES, GREEDY, adapter=second)
+    )
+    assert engine.stats.generate_calls - before <= 2  # the second adapter loads lazily, then all batch together
+    assert len({base_out.text, a_out.text, b_out.text}) == 3
+    a_alone = await engine.chat(MESSAGES, GREEDY, adapter=first)
+    base_alone = await engine.chat(MESSAGES, GREEDY)
+    assert a_alone.text == a_out.text and base_alone.text == base_out.text
+    assert set(engine.adapters) >= {str(Path(first).resolve()), str(Path(second).resolve())}
