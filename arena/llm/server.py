@@ -206,6 +206,10 @@ def create_app(
             await asyncio.sleep(draw.config.hang_s)
         adapter = routes[body.model]
         messages = _normalise_messages(body.messages)
+        if fault == "garbage":  # a well-formed 200 whose content is nonsense; the model is not asked
+            prompt_tokens = engine.count_tokens(messages)
+            message, finish = {"role": "assistant", "content": _garbage(draw)}, "stop"
+            return _completion(body.model, message, finish, Generation(message["content"], prompt_tokens, 0, finish))
         params = SamplingParams(
             temperature=1.0 if body.temperature is None else body.temperature,
             top_p=1.0 if body.top_p is None else body.top_p,
@@ -220,25 +224,27 @@ def create_app(
             raise ApiError(404, str(exc), code="model_not_found", param="model") from None
         except ValueError as exc:
             raise ApiError(400, str(exc)) from None
-        if fault == "garbage":
-            message, finish = {"role": "assistant", "content": _garbage(draw)}, "stop"
-        return JSONResponse(
-            {
-                "id": f"chatcmpl-{uuid.uuid4().hex}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": body.model,
-                "system_fingerprint": None,
-                "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-                "usage": {
-                    "prompt_tokens": generation.prompt_tokens,
-                    "completion_tokens": generation.completion_tokens,
-                    "total_tokens": generation.prompt_tokens + generation.completion_tokens,
-                },
-            }
-        )
+        return _completion(body.model, message, finish, generation)
 
     return app
+
+
+def _completion(model: str, message: dict[str, Any], finish: str, generation: Generation) -> JSONResponse:
+    return JSONResponse(
+        {
+            "id": f"chatcmpl-{uuid.uuid4().hex}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "system_fingerprint": None,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+            "usage": {
+                "prompt_tokens": generation.prompt_tokens,
+                "completion_tokens": generation.completion_tokens,
+                "total_tokens": generation.prompt_tokens + generation.completion_tokens,
+            },
+        }
+    )
 
 
 def _normalise_messages(messages: list[dict[str, Any]]) -> list[dict[str, str]]:
