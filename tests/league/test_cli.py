@@ -1,0 +1,113 @@
+"""The league commands end to end through the real `arena` app, and their one-line errors."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from arena.cli import app
+
+runner = CliRunner()
+
+GOOD = """
+name: small
+matches_per_pair: 2
+games:
+  - id: tictactoe
+  - id: kuhn_poker
+policies:
+  - {name: bot, spec: bot}
+  - random
+"""
+
+
+def _invoke(*args):
+    return runner.invoke(app, list(args), terminal_width=160)
+
+
+@pytest.fixture
+def league(tmp_path):
+    config = tmp_path / "league.yaml"
+    config.write_text(GOOD)
+    db = f"sqlite:///{tmp_path / 'l.db'}"
+    run = _invoke("league", "run", str(config), "--db", db)
+    assert run.exit_code == 0, run.output
+    return config, db, run.output
+
+
+def test_run_resume_status_rerate(league):
+    config, db, output = league
+    assert "small: 4 matches stored (4 played now)" in output and "Leaderboard" in output
+    again = _invoke("league", "run", str(config), "--db", db, "-q")
+    assert "4 matches stored (0 played now" in again.output  # finished leagues are not replayed
+    status = _invoke("league", "status", "--db", db)
+    assert "small" in status.output and status.exit_code == 0
+    line = next(l for l in status.output.splitlines() if "small" in l)
+    assert line.split("│")[2].strip() == "4" and line.split("│")[3].strip() == "4"  # planned, finished
+    rerate = _invoke("league", "rerate", "--db", db)
+    assert rerate.exit_code == 0 and "small: 4 matches" in rerate.output
+
+
+@pytest.mark.parametrize("by", ["trueskill", "elo", "bt"])
+def test_leaderboard_systems_show_ci_and_rank(league, by):
+    _, db, _ = league
+    board = _invoke("leaderboard", "--by", by, "--db", db)
+    assert board.exit_code == 0, board.output
+    assert "rank" in board.output and "95% CI" in board.output and "bot" in board.output
+    per_game = _invoke("leaderboard", "--game", "tictactoe", "--by", by, "--db", db, "--league", "small")
+    assert "tictactoe" in per_game.output and per_game.exit_code == 0
+
+
+def test_policy_add_list_remove(tmp_path):
+    db = f"sqlite:///{tmp_path / 'p.db'}"
+    added = _invoke("policy", "add", "local,temperature=0.3", "--name", "smol-cold", "--meta", "note=baseline", "--meta", "api_key=sk-x", "--db", db)
+    assert added.exit_code == 0, added.output
+    listing = _invoke("policy", "list", "--db", db)
+    assert "smol-cold" in listing.output and "note=baseline" in listing.output and "sk-x" not in listing.output
+    clash = _invoke("policy", "add", "random", "--name", "smol-cold", "--db", db)
+    assert clash.exit_code == 2 and "already registered" in clash.output
+    typo = _invoke("policy", "add", "opnai:gpt-4o", "--db", db)
+    assert typo.exit_code == 2 and "did you mean openai?" in typo.output
+    assert _invoke("policy", "remove", "smol-cold", "--db", db).exit_code == 0
+    assert _invoke("policy", "remove", "smol-cold", "--db", db).exit_code == 2
+
+
+def test_export_kinds(league, tmp_path):
+    _, db, _ = league
+    for kind in ("records", "sft", "dpo"):
+        out = tmp_path / f"{kind}.jsonl"
+        result = _invoke("export", "--kind", kind, "--out", str(out), "--db", db)
+        assert result.exit_code == 0 and f"{kind} rows" in result.output, result.output
+    rows = [json.loads(line) for line in (tmp_path / "records.jsonl").read_text().splitlines()]
+    assert len(rows) == 4 and all(r["turns"] and r["outcome"] for r in rows)
+    chats = [json.loads(line) for line in (tmp_path / "sft.jsonl").read_text().splitlines()]
+    assert chats and all(c["messages"][-1]["role"] == "assistant" for c in chats)
+
+
+def test_every_command_has_help_with_an_example():
+    for command in (["league", "run"], ["league", "status"], ["league", "rerate"], ["leaderboard"], ["policy", "add"],
+                    ["policy", "list"], ["policy", "remove"], ["export"]):
+        result = _invoke(*command, "--help")
+        assert result.exit_code == 0 and "Example: arena" in result.output, command
+
+
+def test_errors_are_one_line_with_exit_2(tmp_path):
+    def arena(*args):
+        return subprocess.run([sys.executable, "-m", "arena.cli", *args], capture_output=True, text=True, timeout=60)
+
+    result = arena("league", "run", str(tmp_path / "missing.yaml"))
+    assert result.returncode == 2 and result.stderr.strip().count("\n") == 0 and "no such file" in result.stderr
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("games: [{id: tictactoe}]\npolicies: [bot, random, 'opnai:gpt-4o']\n")
+    result = arena("league", "run", str(bad))
+    assert result.returncode == 2 and result.stderr.strip() == f"error: {bad}: policies[2].spec: unknown policy 'opnai:gpt-4o'; did you mean openai?"
+    result = arena("leaderboard", "--by", "glicko", "--db", f"sqlite:///{tmp_path / 'x.db'}")
+    assert result.returncode == 2 and "choose one of trueskill, elo, bt" in result.stderr
+    result = arena("leaderboard", "--db", "postgresql+psycopg://u:hunter2@127.0.0.1:1/x")
+    assert result.returncode == 2 and "cannot open the league store" in result.stderr and "hunter2" not in result.stderr
+    result = arena("league", "run", str(bad), "--executor", "ray")
+    assert result.returncode == 2 and "--executor 'ray'" in result.stderr
+    result = arena("export", "--kind", "ppo", "--out", str(tmp_path / "x.jsonl"))
+    assert result.returncode == 2 and "choose one of records, sft, dpo" in result.stderr
