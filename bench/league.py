@@ -3,8 +3,10 @@ game loop of the same pairings, side by side in one run.
 
 - raw loop: for each scheduled pairing, reset the game and let each seat's scripted mover (the
   game's bot or a random legal move) play, with nothing recorded.
-- league: `arena league run` machinery: the match driver (MatchRecord of every turn), the SQLite
-  store (every match and turn written in its own transaction), rating snapshots at the end.
+- league: `arena league run` machinery (league.runner.run_league): the match driver (MatchRecord
+  of every turn), the SQLite store (WAL, synchronous=FULL; each match marked running, then written
+  with all its turns in one transaction), live TrueSkill/Elo folding and snapshots, and the full
+  rating recompute (`rerate`, Bradley-Terry bootstrap included) at the end.
 
     .venv/bin/python bench/league.py [--matches-per-pair 40] [--repeats 3]
 """
@@ -28,7 +30,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from games.registry import make_game  # noqa: E402
 from league.config import GameEntry, LeagueConfig, PolicyEntry  # noqa: E402
 from league.runner import build_scheduler, run_league  # noqa: E402
-from league.snapshots import rerate  # noqa: E402
 from league.store import Store  # noqa: E402
 
 GAMES = ("tictactoe", "connect_four", "kuhn_poker")
@@ -45,8 +46,13 @@ def config(matches_per_pair: int) -> LeagueConfig:
     )
 
 
+def schedule(cfg: LeagueConfig) -> list:
+    scheduler = build_scheduler(cfg)
+    return scheduler.next_pairings([], 0, scheduler.total())
+
+
 def raw_loop(cfg: LeagueConfig) -> float:
-    plan = build_scheduler(cfg).plan
+    plan = schedule(cfg)
     games = {g: make_game(g) for g in GAMES}
     start = time.perf_counter()
     for pairing in plan:
@@ -65,8 +71,7 @@ def league(cfg: LeagueConfig) -> float:
     with tempfile.TemporaryDirectory() as folder:
         store = Store(f"sqlite:///{folder}/bench.db")
         start = time.perf_counter()
-        summary = asyncio.run(run_league(cfg, store))
-        rerate(store, summary.league_id)
+        summary = asyncio.run(run_league(cfg, store))  # rerates from the log at the end
         elapsed = time.perf_counter() - start
         store.close()
     return summary.finished / elapsed
@@ -78,7 +83,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     cfg = config(args.matches_per_pair)
-    total = len(build_scheduler(cfg).plan)
+    total = len(schedule(cfg))
     print(f"machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"{total} matches per run ({', '.join(GAMES)}; bot, random, random-b; round robin)")
     raw, full = [], []
