@@ -25,7 +25,7 @@ from scipy.stats import kendalltau
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from league.ratings import bt_fit, comparisons  # noqa: E402
+from league.ratings import bt_log_strengths  # noqa: E402
 from league.results import GameResult  # noqa: E402
 from league.scheduling import GameSlot, make_scheduler  # noqa: E402
 
@@ -53,8 +53,7 @@ def games_to_target(kind: str, seed: int, gap: float, batch: int, target: float,
             p_a = 1.0 / (1.0 + np.exp(true_theta[b] - true_theta[a]))
             ranks = (1, 2) if rng.random() < p_a else (2, 1)
             finished.append(GameResult(pairing.key, pairing.game_id, pairing.seats, ranks))
-        x, y, s, w, _ = comparisons(finished, names)
-        estimate = bt_fit(x, y, s, w, len(names))
+        estimate = bt_log_strengths(finished, names)
         tau = kendalltau(estimate, [true_theta[n] for n in names]).statistic
         if tau >= target:
             return len(finished)

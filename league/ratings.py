@@ -1,16 +1,19 @@
-"""Ratings as pure functions of the match log (the same log in the same order gives the same numbers).
+"""Ratings as pure functions of the match log: the same log in the same order gives the same numbers,
+whether recomputed by `leaderboard` or folded match by match by `OnlineRatings` (both run the
+same `_Scope` code on the same values, so they agree bit for bit). The formulas and references
+are in docs/ratings.md.
 
-- TrueSkill family: openskill's Weng-Lin models (Plackett-Luce by default), folded in log order;
-  multi-player games are rated by rank. Rating = conservative mu - 3 sigma; CI = mu -/+ 1.96 sigma.
-- Elo: sequential, K configurable; a multi-player game is all its pairwise games, each with K/(n-1),
-  computed from the ratings before the match.
-- Bradley-Terry: maximum likelihood of P(i beats j) = p_i / (p_i + p_j) over every pairwise
-  comparison (ties count half a win each), with a weak prior (one virtual win and one virtual loss
-  against a fixed reference player of strength 1) so unbeaten or unconnected players stay finite
-  and the scale is pinned. Fitted by damped Newton steps on the concave log-likelihood. Pooled across games, each game
-  weighs the same in total. 95% CIs by bootstrap over matches (resampled within each game).
-  Reported on the Elo scale: 1000 + 400 * log10(p).
-- Rank (all systems with CIs): 1 + the number of policies whose lower bound is above this one's
+- TrueSkill family: openskill's Weng-Lin models (Plackett-Luce by default, Thurstone-Mosteller
+  full pairing as an option), folded in log order; multi-player games are rated by rank.
+  rating = mu - 3 sigma (conservative), lo/hi = mu -/+ 1.96 sigma.
+- Elo: sequential with factor K; a game of n distinct policies is all its n(n-1)/2 pairwise games,
+  each with K/(n-1) and expectations from the ratings before the match. No interval (lo = hi).
+- Bradley-Terry: maximum likelihood of P(i beats j) = p_i / (p_i + p_j) over the pairwise
+  comparisons (ties = half a win each; a comparison from an n-policy game weighs 1/(n-1)), plus
+  a weak prior (one virtual win and one virtual loss against a reference of strength 1) so
+  unbeaten or unconnected policies stay finite. Pooled across games, each game weighs the same.
+  Shown on the Elo scale, 1000 + 400 log10(p). 95% CIs from a seeded bootstrap over matches.
+- rank (systems with intervals): 1 + the number of policies whose lower bound is above this one's
   upper bound (the "rank by upper bound" rule of LMSYS's leaderboard), so overlapping policies tie.
 """
 
@@ -19,15 +22,19 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
+from scipy import sparse
 
-from league.results import GameResult, for_game, pairwise
+from league.results import GameResult, for_game, is_rated, outcome_of, pairwise, standings
 
 SYSTEMS = ("trueskill", "elo", "bt")
+MODELS = ("plackett_luce", "thurstone_mosteller")
 ELO_BASE = 1000.0
-BT_SCALE = 400.0 / math.log(10.0)
+BT_SCALE = 400.0 / math.log(10.0)  # log-strength -> Elo points
+BT_PRIOR = 1.0  # virtual wins and losses against the reference player
+_BOOTSTRAP_CELLS = 4_000_000  # bootstrap chunk size (resamples x comparisons), bounds memory
 
 
 @dataclass
@@ -46,6 +53,8 @@ class RatingRow:
 
 @dataclass
 class PairStat:
+    """Head-to-head record of one policy against another (draws count half in the win rate)."""
+
     wins: int = 0
     draws: int = 0
     losses: int = 0
@@ -59,9 +68,9 @@ class PairStat:
         return (self.wins + 0.5 * self.draws) / self.games if self.games else 0.0
 
 
-# ---- per-policy and per-pair counts -----------------------------------------------------------
 def pair_stats(results: Sequence[GameResult], game: str | None = None) -> dict[tuple[str, str], PairStat]:
-    """Head-to-head counts of the first policy against the second, both orders present."""
+    """(a, b) -> a's record against b, both orders present. A multi-player game counts once for each
+    pair of distinct policies in it, decided by their ranks."""
     stats: dict[tuple[str, str], PairStat] = defaultdict(PairStat)
     for result in for_game(results, game):
         for a, b, score in pairwise(result):
@@ -78,28 +87,7 @@ def pair_stats(results: Sequence[GameResult], game: str | None = None) -> dict[t
     return dict(stats)
 
 
-def _records(results: Sequence[GameResult]) -> dict[str, list[int]]:
-    """policy -> [games, wins, draws, losses]; a multi-player game is a win for rank 1 alone, a
-    draw when everyone shares rank 1, else a loss."""
-    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
-    for result in results:
-        everyone_first = all(r == 1 for r in result.ranks)
-        for name, rank in set(zip(result.players, result.ranks)):
-            row = counts[name]
-            row[0] += 1
-            if everyone_first:
-                row[2] += 1
-            elif rank == 1 and list(result.ranks).count(1) == 1:
-                row[1] += 1
-            elif rank == 1:
-                row[2] += 1
-            else:
-                row[3] += 1
-    return counts
-
-
-# ---- TrueSkill family (openskill) --------------------------------------------------------------
-def _openskill_model(name: str):
+def _openskill_model(name: str) -> Any:
     from openskill.models import PlackettLuce, ThurstoneMostellerFull
 
     models = {"plackett_luce": PlackettLuce, "thurstone_mosteller": ThurstoneMostellerFull}
@@ -108,155 +96,264 @@ def _openskill_model(name: str):
     return models[name]()
 
 
-def trueskill(results: Sequence[GameResult], model: str = "plackett_luce") -> dict[str, tuple[float, float]]:
-    """policy -> (mu, sigma) after folding the results in order."""
-    skill = _openskill_model(model)
-    ratings: dict[str, Any] = {}
-    for result in results:
-        # A policy in several seats (self-play) is rated once, at its best rank.
-        best: dict[str, int] = {}
-        for name, rank in zip(result.players, result.ranks):
-            best[name] = min(rank, best.get(name, rank))
-        if len(best) < 2:
-            continue
-        names = list(best)
-        for name in names:
-            ratings.setdefault(name, skill.rating(name=name))
-        rated = skill.rate([[ratings[n]] for n in names], ranks=[best[n] for n in names])
-        for name, team in zip(names, rated):
-            ratings[name] = team[0]
-    return {name: (r.mu, r.sigma) for name, r in ratings.items()}
+def _check_system(by: str) -> None:
+    if by not in SYSTEMS:
+        raise ValueError(f"unknown rating system {by!r} (choose {', '.join(SYSTEMS)})")
 
 
-# ---- Elo ---------------------------------------------------------------------------------------
-def elo(results: Sequence[GameResult], k: float = 32.0, base: float = ELO_BASE) -> dict[str, float]:
-    ratings: dict[str, float] = {}
-    for result in results:
-        pairs = list(pairwise(result))
-        if not pairs:
-            continue
-        n = len(set(result.players))
-        scale = k / max(1, n - 1)
-        before = {name: ratings.get(name, base) for name in result.players}
-        delta: dict[str, float] = defaultdict(float)
-        for a, b, score in pairs:
-            expected = 1.0 / (1.0 + 10 ** ((before[b] - before[a]) / 400.0))
-            delta[a] += scale * (score - expected)
-            delta[b] -= scale * (score - expected)
-        for name in before:
-            ratings[name] = before[name] + delta[name]
-    return ratings
+# ---- Bradley-Terry solver --------------------------------------------------------------------------
+def bt_solve(n_games: np.ndarray, wins: np.ndarray, prior: float = BT_PRIOR, tol: float = 1e-10, max_iter: int = 200) -> np.ndarray:
+    """Log-strengths theta maximising the prior-regularised Bradley-Terry log-likelihood, for a
+    batch of B problems at once (the bootstrap solves all its resamples together).
 
+    n_games[b, i, j]: comparison weight between i and j (symmetric, zero diagonal);
+    wins[b, i, j]: i's score against j (wins + half the ties), so wins + wins^T = n_games.
 
-# ---- Bradley-Terry -------------------------------------------------------------------------------
-def comparisons(results: Sequence[GameResult], names: list[str]) -> tuple[np.ndarray, ...]:
-    """Arrays over every pairwise comparison: index of a, index of b, score of a, weight, and the
-    position of its match in `results` (for the bootstrap)."""
-    index = {n: i for i, n in enumerate(names)}
-    games = sorted({r.game_id for r in results})
-    per_game = {g: sum(1 for r in results if r.game_id == g) for g in games}
-    total = len(results)
-    rows_a, rows_b, scores, weights, match_ids = [], [], [], [], []
-    for m, result in enumerate(results):
-        # Each game weighs the same in total, whatever its number of matches.
-        weight = total / (len(games) * per_game[result.game_id])
-        for a, b, score in pairwise(result):
-            rows_a.append(index[a])
-            rows_b.append(index[b])
-            scores.append(score)
-            weights.append(weight)
-            match_ids.append(m)
-    return (
-        np.array(rows_a, dtype=np.int64),
-        np.array(rows_b, dtype=np.int64),
-        np.array(scores, dtype=float),
-        np.array(weights, dtype=float),
-        np.array(match_ids, dtype=np.int64),
-    )
-
-
-def bt_fit(
-    a: np.ndarray, b: np.ndarray, score: np.ndarray, weight: np.ndarray, n: int, prior: float = 1.0, tol: float = 1e-10, max_iter: int = 100
-) -> np.ndarray:
-    """Log-strengths theta (length n) maximising the prior-regularised Bradley-Terry likelihood
-
-        L(theta) = sum_c w_c [s_c log sig(theta_a - theta_b) + (1 - s_c) log sig(theta_b - theta_a)]
+        L(theta) = sum_{i != j} wins_ij log sig(theta_i - theta_j)
                    + prior * sum_i [log sig(theta_i) + log sig(-theta_i)]
 
-    (the prior is one virtual win and one virtual loss against a reference of strength 1).
-    L is strictly concave, so damped Newton steps converge in a few iterations; Hunter's MM
-    algorithm (2004) reaches the same optimum but needed thousands of iterations here."""
-    theta = np.zeros(n)
+    L is strictly concave (the prior makes it so even for unbeaten or unconnected players), so
+    Newton steps with backtracking converge in a handful of iterations. Returns theta (B, n)."""
+    batch, n, _ = n_games.shape
+    theta = np.zeros((batch, n))
+    if n == 0:
+        return theta
 
-    def objective(t: np.ndarray) -> float:
-        d = t[a] - t[b]
-        pairs = np.sum(weight * (score * -np.logaddexp(0.0, -d) + (1 - score) * -np.logaddexp(0.0, d)))
-        return float(pairs + prior * np.sum(-np.logaddexp(0.0, -t) - np.logaddexp(0.0, t)))
+    def objective(t: np.ndarray) -> np.ndarray:
+        d = t[:, :, None] - t[:, None, :]
+        pairs = -np.sum(wins * np.logaddexp(0.0, -d), axis=(1, 2))
+        return pairs - prior * np.sum(np.logaddexp(0.0, -t) + np.logaddexp(0.0, t), axis=1)
 
     current = objective(theta)
+    diag = np.arange(n)
     for _ in range(max_iter):
-        d = theta[a] - theta[b]
-        p = 1.0 / (1.0 + np.exp(-d))
-        residual = weight * (score - p)
-        grad = np.bincount(a, weights=residual, minlength=n) - np.bincount(b, weights=residual, minlength=n)
-        q = 1.0 / (1.0 + np.exp(-theta))
-        grad += prior * (1.0 - 2.0 * q)
-        curvature = weight * p * (1.0 - p)
-        hess = np.zeros((n, n))
-        np.add.at(hess, (a, a), -curvature)
-        np.add.at(hess, (b, b), -curvature)
-        np.add.at(hess, (a, b), curvature)
-        np.add.at(hess, (b, a), curvature)
-        hess[np.diag_indices(n)] -= 2.0 * prior * q * (1.0 - q)
-        step = np.linalg.solve(hess, -grad)
-        scale = 1.0
+        p = 1.0 / (1.0 + np.exp(-(theta[:, :, None] - theta[:, None, :])))  # P(i beats j)
+        q = 1.0 / (1.0 + np.exp(-theta))  # P(i beats the reference)
+        grad = np.sum(wins - n_games * p, axis=2) + prior * (1.0 - 2.0 * q)
+        curvature = n_games * p * (1.0 - p)
+        hess = curvature.copy()
+        hess[:, diag, diag] = -np.sum(curvature, axis=2) - 2.0 * prior * q * (1.0 - q)
+        step = np.linalg.solve(hess, -grad[:, :, None])[:, :, 0]
+        scale = np.ones(batch)
         while True:  # backtracking keeps every step an ascent step
-            candidate = theta + scale * step
+            candidate = theta + scale[:, None] * step
             value = objective(candidate)
-            if value >= current - 1e-12 or scale < 1e-6:
+            worse = (value < current - 1e-12) & (scale > 1e-6)
+            if not worse.any():
                 break
-            scale *= 0.5
+            scale[worse] *= 0.5
         theta, current = candidate, value
-        if np.max(np.abs(scale * step)) < tol:
+        if np.max(np.abs(scale[:, None] * step)) < tol:
             break
     return theta
 
 
-def bradley_terry(
-    results: Sequence[GameResult], bootstrap: int = 200, seed: int = 0, prior: float = 1.0
-) -> dict[str, tuple[float, float, float]]:
-    """policy -> (rating, lo95, hi95) on the Elo scale."""
-    names = sorted({n for r in results for n in r.players})
-    if not names:
-        return {}
-    a, b, score, weight, match_of = comparisons(results, names)
-    n = len(names)
-    point = BT_SCALE * bt_fit(a, b, score, weight, n, prior) + ELO_BASE
-    if bootstrap <= 0 or len(results) < 2:
-        return {name: (float(point[i]), float(point[i]), float(point[i])) for i, name in enumerate(names)}
-    rng = np.random.default_rng(seed)
-    strata = defaultdict(list)
-    for m, result in enumerate(results):
-        strata[result.game_id].append(m)
-    samples = np.empty((bootstrap, n))
-    for s in range(bootstrap):
-        counts = np.zeros(len(results))
-        for members in strata.values():
-            picks = rng.integers(0, len(members), size=len(members))
-            np.add.at(counts, np.asarray(members)[picks], 1.0)
-        # Resampling a match k times multiplies the weight of its comparisons by k.
-        samples[s] = BT_SCALE * bt_fit(a, b, score, weight * counts[match_of], n, prior, tol=1e-8) + ELO_BASE
-    lo, hi = np.percentile(samples, [2.5, 97.5], axis=0)
-    return {name: (float(point[i]), float(lo[i]), float(hi[i])) for i, name in enumerate(names)}
+def _bt_rating(theta: np.ndarray) -> np.ndarray:
+    return BT_SCALE * theta + ELO_BASE
 
 
-# ---- the leaderboard -----------------------------------------------------------------------------
+# ---- the standings of one scope (one game, or all games) -------------------------------------------
+class _Scope:
+    """Everything the three systems need, updated one result at a time. `leaderboard` and
+    `OnlineRatings` both use this class, which is what makes them agree exactly."""
+
+    def __init__(self, model: str = "plackett_luce", elo_k: float = 32.0, systems: Iterable[str] = SYSTEMS) -> None:
+        self.model_name = model
+        self.model = _openskill_model(model)
+        self.elo_k = float(elo_k)
+        self.systems = frozenset(systems)
+        self.trueskill: dict[str, tuple[float, float]] = {}  # policy -> (mu, sigma)
+        self.elo: dict[str, float] = {}
+        self.counts: dict[str, list[int]] = {}  # policy -> [games, wins, draws, losses]
+        # game -> (a, b) with a < b -> [comparison weight, a's weighted score]; weights are 1/(n-1),
+        # kept per game so pooling can weigh each game equally at fit time.
+        self.bt_pairs: dict[str, dict[tuple[str, str], list[float]]] = {}
+        self.bt_matches: dict[str, int] = {}  # game -> rated matches
+
+    def fold(self, result: GameResult) -> None:
+        if not is_rated(result):
+            return  # self-play or a one-player game: nothing about relative strength
+        best = standings(result)
+        for name in best:
+            row = self.counts.setdefault(name, [0, 0, 0, 0])
+            row[0] += 1
+            row[{"win": 1, "draw": 2, "loss": 3}[outcome_of(result, name)]] += 1
+        if "trueskill" in self.systems:
+            self._fold_trueskill(best)
+        if "elo" in self.systems:
+            self._fold_elo(result, len(best))
+        if "bt" in self.systems:
+            self._fold_bt(result, len(best))
+
+    def _fold_trueskill(self, best: dict[str, int]) -> None:
+        names = list(best)
+        teams = []
+        for name in names:
+            mu, sigma = self.trueskill.get(name, (None, None))
+            rating = self.model.rating() if mu is None else self.model.rating(mu=mu, sigma=sigma)
+            teams.append([rating])
+        rated = self.model.rate(teams, ranks=[best[n] for n in names])
+        for name, team in zip(names, rated):
+            self.trueskill[name] = (float(team[0].mu), float(team[0].sigma))
+
+    def _fold_elo(self, result: GameResult, distinct: int) -> None:
+        before = {name: self.elo.get(name, ELO_BASE) for name in standings(result)}
+        factor = self.elo_k / (distinct - 1)
+        delta = dict.fromkeys(before, 0.0)
+        for a, b, score in pairwise(result):
+            expected = 1.0 / (1.0 + 10.0 ** ((before[b] - before[a]) / 400.0))
+            delta[a] += factor * (score - expected)
+            delta[b] -= factor * (score - expected)
+        for name in before:
+            self.elo[name] = before[name] + delta[name]
+
+    def _fold_bt(self, result: GameResult, distinct: int) -> None:
+        table = self.bt_pairs.setdefault(result.game_id, {})
+        self.bt_matches[result.game_id] = self.bt_matches.get(result.game_id, 0) + 1
+        weight = 1.0 / (distinct - 1)
+        for a, b, score in pairwise(result):
+            if b < a:
+                a, b, score = b, a, 1.0 - score
+            cell = table.setdefault((a, b), [0.0, 0.0])
+            cell[0] += weight
+            cell[1] += weight * score
+
+    # ---- reading -------------------------------------------------------------------------------
+    def names(self) -> list[str]:
+        return sorted(self.counts)
+
+    def game_weights(self) -> dict[str, float]:
+        """Each game weighs the same in total: a match of game g counts total / (G * n_g)."""
+        total = sum(self.bt_matches.values())
+        return {g: total / (len(self.bt_matches) * m) for g, m in sorted(self.bt_matches.items())}
+
+    def bt_theta(self) -> np.ndarray:
+        names = self.names()
+        index = {name: i for i, name in enumerate(names)}
+        n_games = np.zeros((1, len(names), len(names)))
+        wins = np.zeros_like(n_games)
+        for game, weight in self.game_weights().items():
+            for (a, b), (count, score) in sorted(self.bt_pairs[game].items()):
+                i, j = index[a], index[b]
+                n_games[0, i, j] += weight * count
+                n_games[0, j, i] += weight * count
+                wins[0, i, j] += weight * score
+                wins[0, j, i] += weight * (count - score)
+        return bt_solve(n_games, wins)[0]
+
+    def rows(self, by: str) -> list[RatingRow]:
+        _check_system(by)
+        if by not in self.systems:
+            raise ValueError(f"these standings were built without {by!r}")
+        rows: list[RatingRow] = []
+        if by == "trueskill":
+            for name, (mu, sigma) in self.trueskill.items():
+                rows.append(RatingRow(name, mu - 3 * sigma, mu - 1.96 * sigma, mu + 1.96 * sigma, extra={"mu": mu, "sigma": sigma}))
+        elif by == "elo":
+            rows = [RatingRow(name, value, value, value) for name, value in self.elo.items()]
+        else:
+            theta = self.bt_theta()
+            rows = [
+                RatingRow(name, float(_bt_rating(theta[i])), float(_bt_rating(theta[i])), float(_bt_rating(theta[i])), extra={"log_strength": float(theta[i])})
+                for i, name in enumerate(self.names())
+            ]
+        for row in rows:
+            row.games, row.wins, row.draws, row.losses = self.counts[row.policy]
+        return rows
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "trueskill": {k: list(v) for k, v in self.trueskill.items()},
+            "elo": dict(self.elo),
+            "counts": {k: list(v) for k, v in self.counts.items()},
+            "bt_pairs": {g: [[a, b, c, s] for (a, b), (c, s) in t.items()] for g, t in self.bt_pairs.items()},
+            "bt_matches": dict(self.bt_matches),
+        }
+
+    def load(self, state: dict[str, Any]) -> None:
+        self.trueskill = {k: (float(v[0]), float(v[1])) for k, v in state["trueskill"].items()}
+        self.elo = {k: float(v) for k, v in state["elo"].items()}
+        self.counts = {k: [int(x) for x in v] for k, v in state["counts"].items()}
+        self.bt_pairs = {g: {(a, b): [float(c), float(s)] for a, b, c, s in t} for g, t in state["bt_pairs"].items()}
+        self.bt_matches = {g: int(m) for g, m in state["bt_matches"].items()}
+
+
+# ---- ranking -----------------------------------------------------------------------------------
 def rank_by_upper_bound(rows: list[RatingRow]) -> None:
     """rank = 1 + number of policies whose lower bound is above this one's upper bound."""
+    lows = np.array([row.lo for row in rows])
     for row in rows:
-        row.rank = 1 + sum(1 for other in rows if other.lo > row.hi)
+        row.rank = 1 + int(np.sum(lows > row.hi))
 
 
+def _finish(rows: list[RatingRow], by: str) -> list[RatingRow]:
+    rows.sort(key=lambda r: (-r.rating, r.policy))
+    rank_by_upper_bound(rows)  # for Elo (lo = hi) this is the plain order, ties sharing a rank
+    return rows
+
+
+# ---- Bradley-Terry bootstrap --------------------------------------------------------------------------
+def _comparison_arrays(results: Sequence[GameResult], names: list[str]) -> dict[str, np.ndarray]:
+    """One row per pairwise comparison of the rated results: policy indices i < j (by name), i's
+    score, its weight (1/(n-1) x the game's pooling weight), its match and that match's game."""
+    index = {name: k for k, name in enumerate(names)}
+    rated = [r for r in results if is_rated(r)]
+    per_game: dict[str, int] = defaultdict(int)
+    for result in rated:
+        per_game[result.game_id] += 1
+    games = sorted(per_game)
+    pooling = {g: len(rated) / (len(games) * per_game[g]) for g in games}
+    cols: dict[str, list] = {"i": [], "j": [], "score": [], "weight": [], "match": []}
+    match_game: list[int] = []
+    for m, result in enumerate(rated):
+        match_game.append(games.index(result.game_id))
+        distinct = len(standings(result))
+        for a, b, score in pairwise(result):
+            i, j = index[a], index[b]
+            if j < i:
+                i, j, score = j, i, 1.0 - score
+            cols["i"].append(i)
+            cols["j"].append(j)
+            cols["score"].append(score)
+            cols["weight"].append(pooling[result.game_id] / (distinct - 1))
+            cols["match"].append(m)
+    arrays = {k: np.asarray(v, dtype=float if k in ("score", "weight") else np.int64) for k, v in cols.items()}
+    arrays["match_game"] = np.asarray(match_game, dtype=np.int64)
+    return arrays
+
+
+def bt_bootstrap(results: Sequence[GameResult], names: list[str], bootstrap: int, seed: int) -> np.ndarray:
+    """(bootstrap, n) log-strengths, one fit per resample of the matches (drawn with replacement
+    within each game, so every game keeps its match count and its pooling weight). All resamples
+    are aggregated with one sparse product and solved as one batch."""
+    arrays = _comparison_arrays(results, names)
+    n, matches = len(names), len(arrays["match_game"])
+    rng = np.random.default_rng(seed)
+    # counts[b, m] = how many times resample b drew match m
+    counts = np.zeros((bootstrap, matches))
+    for g in range(int(arrays["match_game"].max()) + 1 if matches else 0):
+        members = np.flatnonzero(arrays["match_game"] == g)
+        draws = rng.integers(0, len(members), size=(bootstrap, len(members)))
+        offsets = (np.arange(bootstrap)[:, None] * len(members) + draws).ravel()
+        counts[:, members] = np.bincount(offsets, minlength=bootstrap * len(members)).reshape(bootstrap, len(members))
+    # cell (i, j) of every comparison, as a sparse comparisons x n^2 map
+    comparisons = len(arrays["i"])
+    cell = arrays["i"] * n + arrays["j"]
+    weight_map = sparse.csr_matrix((arrays["weight"], (np.arange(comparisons), cell)), shape=(comparisons, n * n))
+    score_map = sparse.csr_matrix((arrays["weight"] * arrays["score"], (np.arange(comparisons), cell)), shape=(comparisons, n * n))
+    thetas = np.empty((bootstrap, n))
+    chunk = max(1, _BOOTSTRAP_CELLS // max(1, comparisons))
+    for start in range(0, bootstrap, chunk):
+        drawn = counts[start : start + chunk][:, arrays["match"]]  # (chunk, comparisons)
+        upper = np.asarray((weight_map.T @ drawn.T).T).reshape(-1, n, n)  # i < j only
+        score = np.asarray((score_map.T @ drawn.T).T).reshape(-1, n, n)
+        n_games = upper + upper.transpose(0, 2, 1)
+        wins = score + (upper - score).transpose(0, 2, 1)
+        thetas[start : start + chunk] = bt_solve(n_games, wins, tol=1e-8)
+    return thetas
+
+
+# ---- public API ----------------------------------------------------------------------------------
 def leaderboard(
     results: Sequence[GameResult],
     by: str = "trueskill",
@@ -267,27 +364,106 @@ def leaderboard(
     elo_k: float = 32.0,
     model: str = "plackett_luce",
 ) -> list[RatingRow]:
-    """Rows sorted best first. `game=None` rates across all games (BT pools them equally)."""
-    if by not in SYSTEMS:
-        raise ValueError(f"unknown rating system {by!r} (choose {', '.join(SYSTEMS)})")
+    """Rows sorted best first, ranked by the upper-bound rule. `game=None` rates across all games
+    (TrueSkill and Elo fold every game into one rating; Bradley-Terry pools the games with equal
+    weight). `bootstrap` resamples give Bradley-Terry its 95% CI (0: no interval)."""
+    _check_system(by)
     chosen = for_game(results, game)
-    counts = _records(chosen)
-    rows: list[RatingRow] = []
-    if by == "trueskill":
-        for name, (mu, sigma) in trueskill(chosen, model).items():
-            rows.append(RatingRow(name, mu - 3 * sigma, mu - 1.96 * sigma, mu + 1.96 * sigma, extra={"mu": mu, "sigma": sigma}))
-    elif by == "elo":
-        for name, value in elo(chosen, elo_k).items():
-            rows.append(RatingRow(name, value, value, value))
-    else:
-        for name, (value, lo, hi) in bradley_terry(chosen, bootstrap, seed).items():
-            rows.append(RatingRow(name, value, lo, hi))
-    for row in rows:
-        row.games, row.wins, row.draws, row.losses = counts[row.policy]
-    rows.sort(key=lambda r: (-r.rating, r.policy))
-    if by == "elo":  # no interval: plain order, ties share a rank
-        for row in rows:
-            row.rank = 1 + sum(1 for other in rows if other.rating > row.rating)
-    else:
-        rank_by_upper_bound(rows)
-    return rows
+    scope = _Scope(model, elo_k, systems=(by,))
+    for result in chosen:
+        scope.fold(result)
+    rows = scope.rows(by)
+    if by == "bt" and bootstrap > 0 and len(scope.names()) > 0 and sum(scope.bt_matches.values()) >= 2:
+        names = scope.names()
+        low, high = np.percentile(bt_bootstrap(chosen, names, bootstrap, seed), [2.5, 97.5], axis=0)
+        by_name = {row.policy: row for row in rows}
+        for i, name in enumerate(names):
+            row = by_name[name]
+            # A percentile interval can miss a point estimate at the edge of the prior; widen it.
+            row.lo = min(float(_bt_rating(low[i])), row.rating)
+            row.hi = max(float(_bt_rating(high[i])), row.rating)
+    return _finish(rows, by)
+
+
+def trueskill(results: Sequence[GameResult], model: str = "plackett_luce") -> dict[str, tuple[float, float]]:
+    """policy -> (mu, sigma) after folding the results in order."""
+    scope = _Scope(model, systems=("trueskill",))
+    for result in results:
+        scope.fold(result)
+    return dict(scope.trueskill)
+
+
+def elo(results: Sequence[GameResult], k: float = 32.0) -> dict[str, float]:
+    scope = _Scope(elo_k=k, systems=("elo",))
+    for result in results:
+        scope.fold(result)
+    return dict(scope.elo)
+
+
+def bt_log_strengths(results: Sequence[GameResult], names: Sequence[str]) -> np.ndarray:
+    """Point-estimate log-strengths in the order of `names` (0 for a policy with no rated game)."""
+    scope = _Scope(systems=("bt",))
+    for result in results:
+        scope.fold(result)
+    fitted = dict(zip(scope.names(), scope.bt_theta())) if scope.names() else {}
+    return np.array([fitted.get(name, 0.0) for name in names])
+
+
+def bradley_terry(results: Sequence[GameResult], bootstrap: int = 200, seed: int = 0) -> dict[str, tuple[float, float, float]]:
+    """policy -> (rating, lo95, hi95) on the Elo scale, pooled across games."""
+    return {row.policy: (row.rating, row.lo, row.hi) for row in leaderboard(results, "bt", bootstrap=bootstrap, seed=seed)}
+
+
+class OnlineRatings:
+    """Live standings folded one result at a time, for every system, overall and per game.
+
+    `rows(by, game)` equals `leaderboard(log, by, game, bootstrap=0)` exactly for the log folded so
+    far (same code, same order); Bradley-Terry is refitted from per-pair tallies on each call
+    (a few milliseconds), with no interval. `to_dict`/`from_dict` carry the state across processes
+    as plain JSON."""
+
+    def __init__(self, model: str = "plackett_luce", elo_k: float = 32.0) -> None:
+        self.model = model
+        self.elo_k = float(elo_k)
+        self.folded = 0
+        self._overall = _Scope(model, elo_k)
+        self._games: dict[str, _Scope] = {}
+
+    def fold(self, result: GameResult) -> None:
+        self._overall.fold(result)
+        if result.game_id not in self._games:
+            self._games[result.game_id] = _Scope(self.model, self.elo_k)
+        self._games[result.game_id].fold(result)
+        self.folded += 1
+
+    def games(self) -> list[str]:
+        return sorted(self._games)
+
+    def rows(self, by: str = "trueskill", game: str | None = None) -> list[RatingRow]:
+        _check_system(by)
+        if game is None:
+            scope = self._overall
+        elif game in self._games:
+            scope = self._games[game]
+        else:
+            return []
+        return _finish(scope.rows(by), by)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "elo_k": self.elo_k,
+            "folded": self.folded,
+            "overall": self._overall.to_dict(),
+            "games": {g: s.to_dict() for g, s in self._games.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, state: dict[str, Any]) -> "OnlineRatings":
+        online = cls(state["model"], state["elo_k"])
+        online.folded = int(state["folded"])
+        online._overall.load(state["overall"])
+        for game, scope_state in state["games"].items():
+            online._games[game] = _Scope(online.model, online.elo_k)
+            online._games[game].load(scope_state)
+        return online

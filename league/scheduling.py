@@ -137,7 +137,7 @@ class Adaptive:
         return self.budget
 
     def next_pairings(self, finished: Sequence[GameResult], issued: int, limit: int) -> list[Pairing]:
-        from league.ratings import bt_fit, comparisons
+        from league.ratings import bt_log_strengths
 
         out: list[Pairing] = []
         count = min(limit, self.budget - issued)
@@ -146,10 +146,7 @@ class Adaptive:
         n = len(self.policies)
         met: Counter[frozenset[str]] = Counter(frozenset(r.players) for r in finished)
         self._met = Counter(met)
-        theta = np.zeros(n)
-        a, b, s, w, _ = comparisons(finished, self.policies)
-        if len(a):
-            theta = bt_fit(a, b, s, w, n)
+        theta = bt_log_strengths(finished, self.policies)
         chosen: Counter[frozenset[str]] = Counter()
         for k in range(count):
             index = issued + k
