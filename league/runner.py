@@ -163,10 +163,12 @@ async def run_league(
         seats = [policies[name] for name in pairing.seats]
         return await play_match(game, seats, pairing.seed, move_timeout=config.move_timeout, match_id=pairing.key)
 
-    def next_batch() -> list[Pairing]:
+    def next_batch() -> tuple[list[Pairing], list[Pairing]]:
+        """(pairings to start now, pairings the scheduler just handed out)."""
         nonlocal issued
         room = config.concurrency - len(in_flight)
         batch: list[Pairing] = []
+        handed_out: list[Pairing] = []
         while len(batch) < room:
             choice = next((p for p in pending if can_start(p)), None)
             if choice is None:
@@ -175,7 +177,7 @@ async def run_league(
                 fresh = scheduler.next_pairings(finished, issued, room - len(batch))
                 if not fresh:
                     break
-                store.schedule(league_id, fresh)
+                handed_out.extend(fresh)
                 issued += len(fresh)
                 pending.extend(fresh)
                 continue
@@ -183,7 +185,7 @@ async def run_league(
             batch.append(choice)
             for provider in providers(choice):
                 busy[provider] += 1
-        return batch
+        return batch, handed_out
 
     def record_result(pairing: Pairing, record: MatchRecord) -> None:
         match_id = store.finish(league_id, pairing.key, record)
@@ -217,9 +219,10 @@ async def run_league(
     try:
         while True:
             if not stop.is_set():
-                batch = next_batch()
+                batch, handed_out = next_batch()
+                # New pairings are persisted and started in one transaction, before they play.
+                store.launch(league_id, handed_out, [p.key for p in batch])
                 if batch:
-                    store.start(league_id, [p.key for p in batch])
                     for pairing in batch:
                         in_flight[asyncio.create_task(play(pairing), name=f"match {pairing.key}")] = pairing
             if not in_flight:

@@ -182,16 +182,29 @@ class Store:
     def schedule(self, league_id: int, pairings: Iterable[Any]) -> int:
         """Persist handed-out pairings (key, game_id, seats, seed) in one transaction; keys that
         exist already are left alone. Returns how many were new."""
+        return self.launch(league_id, pairings, ())
+
+    def launch(self, league_id: int, pairings: Iterable[Any], start: Sequence[str]) -> int:
+        """In ONE transaction: persist new pairings as `scheduled` (existing keys are left alone)
+        and mark the matches in `start` as `running`. Returns how many pairings were new."""
         rows = [
             {"league_id": league_id, "key": p.key, "game_id": p.game_id, "seats": list(p.seats), "seed": int(p.seed),
              "status": SCHEDULED, "reason": "", "attempts": 0, "scheduled_at": utcnow()}
             for p in pairings
         ]
-        if not rows:
+        if not rows and not start:
             return 0
+        new = 0
         with self.session() as s, s.begin():
-            statement = _insert_ignoring_duplicates(self.engine.dialect.name, MatchRow, ["league_id", "key"])
-            return _count_new(s, statement, rows)
+            if rows:
+                new = _count_new(s, _insert_ignoring_duplicates(self.engine.dialect.name, MatchRow, ["league_id", "key"]), rows)
+            if start:
+                s.execute(
+                    update(MatchRow)
+                    .where(MatchRow.league_id == league_id, MatchRow.key.in_(list(start)), MatchRow.status.in_(REPLAY_STATUSES))
+                    .values(status=RUNNING, started_at=utcnow(), attempts=MatchRow.attempts + 1)
+                )
+        return new
 
     def unfinished(self, league_id: int) -> list[MatchRow]:
         """Matches handed out but never finished (scheduled, running, abandoned), oldest first."""
@@ -201,14 +214,7 @@ class Store:
 
     def start(self, league_id: int, keys: Sequence[str]) -> None:
         """Mark matches as running (in one transaction) just before they are played."""
-        if not keys:
-            return
-        with self.session() as s, s.begin():
-            s.execute(
-                update(MatchRow)
-                .where(MatchRow.league_id == league_id, MatchRow.key.in_(list(keys)), MatchRow.status.in_(REPLAY_STATUSES))
-                .values(status=RUNNING, started_at=utcnow(), attempts=MatchRow.attempts + 1)
-            )
+        self.launch(league_id, (), keys)
 
     def finish(self, league_id: int, key: str, record: MatchRecord) -> int | None:
         """Write the result and every turn in one transaction. Returns the match's row id, or None
