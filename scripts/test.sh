@@ -1,12 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite, slow tests included. Starts (and always stops) the services tests need.
+# The whole test suite, slow tests included, with a throw-away PostgreSQL for the tests marked
+# `postgres` (scripts/pg.sh starts it and always stops it). Extra arguments go to pytest:
+#   scripts/test.sh tests/league -q
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=.venv/bin
-eval "$(bash scripts/pg.sh start)"
-trap '[ -n "${ARENA_TEST_PG_DIR:-}" ] && bash scripts/pg.sh stop "$ARENA_TEST_PG_DIR"' EXIT
-set +e
-$BIN/python -m pytest -q "$@"
-status=$?
-set -e
-exit $status
+exec bash scripts/pg.sh run .venv/bin/python -m pytest -q "$@"
