@@ -59,6 +59,10 @@ class Generation:
     prompt_tokens: int
     completion_tokens: int
     finish_reason: str  # "stop" (end of turn) or "length" (hit max_new_tokens)
+    # The exact token ids (for training: the loss needs what was sampled, not a re-tokenization).
+    # completion_ids include the end-of-turn token when finish_reason is "stop".
+    prompt_ids: list[int] | None = None
+    completion_ids: list[int] | None = None
 
 
 class PromptTooLong(ValueError):
@@ -416,7 +420,16 @@ class LocalEngine:
             else:
                 reply, finish, used = tokens[:end], "stop", end + 1
             text = self.tokenizer.decode(reply, skip_special_tokens=True)
-            generations.append(Generation(text=text, prompt_tokens=len(request.prompt_ids), completion_tokens=used, finish_reason=finish))
+            generations.append(
+                Generation(
+                    text=text,
+                    prompt_tokens=len(request.prompt_ids),
+                    completion_tokens=used,
+                    finish_reason=finish,
+                    prompt_ids=list(request.prompt_ids),
+                    completion_ids=tokens[:used],
+                )
+            )
         return generations
 
     def _choose(self, requests: list[_Request]) -> list[tuple[str, Generation]]:
@@ -486,6 +499,8 @@ class LocalEngine:
                         prompt_tokens=len(request.prompt_ids),
                         completion_tokens=len(request.option_ids[best]),
                         finish_reason="stop",
+                        prompt_ids=list(request.prompt_ids),
+                        completion_ids=list(request.option_ids[best]),
                     ),
                 )
             )
