@@ -1,0 +1,93 @@
+"""Advantages: one number per episode (a trained seat of a match), shared by all its turns.
+
+Three estimators:
+- grpo:      (R - mean_g) / (std_g + eps) within a group g of games from the same seed, seat and
+             opponent (Shao et al. 2024, DeepSeekMath); `scale_by_std=False` drops the division
+             (Liu et al. 2025, Dr. GRPO).
+- spiral:    R - b[game, role], b an EMA of that role's past rewards (Liu et al. 2025, SPIRAL's
+             role-conditioned advantage estimation). The baseline is READ before it is updated with
+             the batch, so an episode never sees its own reward in its baseline.
+- reinforce: R - mean of the batch's rewards for the same (game, role) (Williams 1992, with a
+             baseline).
+
+Why groups and baselines are keyed by role: in self-play both seats of a zero-sum game are the
+learner; their rewards sum to zero, so a group holding both would have mean 0 and the two seats'
+signals would cancel in its statistics. Every key here contains the seat.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Hashable, Sequence
+
+EPS = 1e-4  # std floor: groups where every game scored the same get advantage 0, not inf
+
+
+def grpo_advantages(rewards: Sequence[float], groups: Sequence[Hashable], scale_by_std: bool = True) -> list[float]:
+    """Group-normalised advantages. A group of one carries no signal (advantage 0)."""
+    members: dict[Hashable, list[int]] = defaultdict(list)
+    for i, g in enumerate(groups):
+        members[g].append(i)
+    out = [0.0] * len(rewards)
+    for idx in members.values():
+        values = [rewards[i] for i in idx]
+        mean = sum(values) / len(values)
+        # population std, as torch.std(unbiased=False); the group is the whole population sampled
+        std = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+        for i in idx:
+            centred = rewards[i] - mean
+            out[i] = centred / (std + EPS) if scale_by_std else centred
+    return out
+
+
+def reinforce_advantages(rewards: Sequence[float], roles: Sequence[Hashable]) -> list[float]:
+    """R minus the batch mean reward of the same (game, role)."""
+    return grpo_advantages(rewards, roles, scale_by_std=False)
+
+
+class RoleBaselines:
+    """SPIRAL's role-conditioned EMA baselines b[(game, role)], starting at 0."""
+
+    def __init__(self, decay: float = 0.95, values: dict[str, float] | None = None):
+        if not 0 <= decay < 1:
+            raise ValueError("decay must be in [0, 1)")
+        self.decay = decay
+        self.values: dict[str, float] = dict(values or {})
+
+    @staticmethod
+    def key(role: tuple[str, int]) -> str:
+        return f"{role[0]}#{role[1]}"
+
+    def advantages(self, rewards: Sequence[float], roles: Sequence[tuple[str, int]]) -> list[float]:
+        """A_i = R_i - b[role_i] with the baselines as they were before this batch, then fold the
+        batch in, in order: b <- decay * b + (1 - decay) * R."""
+        keys = [self.key(r) for r in roles]
+        out = [reward - self.values.get(k, 0.0) for reward, k in zip(rewards, keys)]
+        for reward, k in zip(rewards, keys):
+            self.values[k] = self.decay * self.values.get(k, 0.0) + (1.0 - self.decay) * reward
+        return out
+
+    def state_dict(self) -> dict[str, object]:
+        return {"decay": self.decay, "values": dict(self.values)}
+
+    @classmethod
+    def from_state(cls, state: dict[str, object]) -> "RoleBaselines":
+        return cls(float(state["decay"]), dict(state["values"]))  # type: ignore[arg-type]
+
+
+def compute_advantages(
+    method: str,
+    rewards: Sequence[float],
+    groups: Sequence[Hashable],
+    roles: Sequence[tuple[str, int]],
+    baselines: RoleBaselines,
+    scale_by_std: bool = True,
+) -> list[float]:
+    if method == "grpo":
+        return grpo_advantages(rewards, groups, scale_by_std)
+    if method == "spiral":
+        return baselines.advantages(rewards, roles)
+    if method == "reinforce":
+        return reinforce_advantages(rewards, roles)
+    raise ValueError(f"unknown advantage estimator {method!r}")

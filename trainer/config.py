@@ -1,0 +1,277 @@
+"""Training configuration: one YAML file validated by pydantic.
+
+Every error is ONE line naming the file, the key path and the problem, e.g.
+
+    train.yaml: algorithm.epsilon: Input should be greater than 0
+
+The sections mirror the pipeline: what to train (base, lora), on what (games, opponents), how to
+collect (rollout), how to score (rewards), how to learn (algorithm), and what to keep
+(checkpoint, eval, logging).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+
+class TrainConfigError(ValueError):
+    """One line: `FILE: KEY.PATH: problem`."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LoraSettings(_Strict):
+    r: int = Field(16, ge=1, le=1024)
+    alpha: float = Field(32.0, gt=0)
+    dropout: float = Field(0.0, ge=0, lt=1)
+    target_modules: list[str] = Field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"], min_length=1)
+
+
+class GameSettings(_Strict):
+    id: str = Field(min_length=1)
+    weight: float = Field(1.0, gt=0)
+    players: int = Field(2, ge=1, le=16)
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class OpponentSettings(_Strict):
+    """One source of opponents; a group draws its source by `weight`.
+
+    self:    the current adapter in every seat; every seat is trained.
+    lagged:  earlier checkpoints of this run, picked by `sampling` (latest, uniform or pfsp).
+    league:  fixed policy specs (e.g. `local`, `hf:BASE+other/adapter`), picked by PFSP.
+    bot:     scripted policies (`bot`, `random`), picked uniformly.
+    """
+
+    kind: Literal["self", "lagged", "league", "bot"]
+    weight: float = Field(1.0, gt=0)
+    sampling: Literal["latest", "uniform", "pfsp"] = "pfsp"
+    weighting: Literal["hard", "var"] = "hard"  # PFSP f_hard / f_var
+    policies: list[str] = Field(default_factory=list)  # league / bot specs
+
+    @model_validator(mode="after")
+    def _needs_policies(self) -> "OpponentSettings":
+        if self.kind in ("league", "bot") and not self.policies:
+            if self.kind == "bot":
+                self.policies = ["bot"]
+            else:
+                raise ValueError("a league opponent needs `policies` (a list of policy specs)")
+        if self.kind in ("self", "lagged") and self.policies:
+            raise ValueError(f"`policies` is for league/bot opponents, not {self.kind}")
+        return self
+
+
+class RolloutSettings(_Strict):
+    groups_per_step: int = Field(4, ge=1, le=100_000)  # distinct (game, seed) groups per step
+    group_size: int = Field(4, ge=1, le=1024)  # games per group: same seed, same seats
+    in_flight: int = Field(8, ge=1, le=4096)  # games played at once; one ends, the next starts
+    temperature: float = Field(1.0, gt=0, le=10)
+    top_p: float = Field(1.0, gt=0, le=1)
+    max_new_tokens: int = Field(32, ge=1, le=4096)
+    move_timeout: float | None = Field(None, gt=0)
+    max_prompt_tokens: int = Field(1024, ge=16)  # longer turns are dropped from the batch (not trained)
+
+
+class RewardTerm(_Strict):
+    """outcome: +1 win / 0 draw / -1 loss (mode wdl) or 1 - 2 (rank-1)/(n-1) (mode rank);
+    invalid: minus the share of this seat's attempts the game rejected;
+    format:  minus the share of this seat's replies that did not parse as a move;
+    length:  minus mean completion tokens over `target_tokens` (0 below it), scaled by 1/target;
+    custom:  `function: "module:function"` called as f(record, seat) -> float."""
+
+    kind: Literal["outcome", "invalid", "format", "length", "custom"]
+    weight: float = 1.0
+    mode: Literal["wdl", "rank"] = "wdl"
+    target_tokens: int = Field(16, ge=1)
+    function: str = ""
+
+    @model_validator(mode="after")
+    def _check_custom(self) -> "RewardTerm":
+        if self.kind == "custom":
+            if not re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", self.function):
+                raise ValueError("a custom reward needs `function: \"package.module:function\"`")
+        elif self.function:
+            raise ValueError(f"`function` is only for custom rewards, not {self.kind}")
+        return self
+
+
+class RewardSettings(_Strict):
+    combine: Literal["sum", "pareto"] = "sum"
+    terms: list[RewardTerm] = Field(
+        default_factory=lambda: [RewardTerm(kind="outcome"), RewardTerm(kind="invalid", weight=0.5)], min_length=1
+    )
+
+
+class AlgorithmSettings(_Strict):
+    advantage: Literal["grpo", "spiral", "reinforce"] = "grpo"
+    scale_by_std: bool = True  # GRPO's division by the group std (Dr. GRPO turns it off)
+    ema_decay: float = Field(0.95, ge=0, lt=1)  # SPIRAL role baseline: b <- decay*b + (1-decay)*R
+    loss_norm: Literal["token", "sequence", "dr_grpo"] = "token"
+    epsilon: float = Field(0.2, gt=0, lt=1)
+    epsilon_high: float | None = Field(None, gt=0)  # DAPO clip-higher; None = epsilon
+    epochs: int = Field(2, ge=1, le=100)  # optimisation passes over each batch (PPO-style)
+    minibatch_size: int = Field(16, ge=1)  # samples per optimizer step
+    micro_batch_size: int = Field(4, ge=1)  # samples per forward/backward (gradient accumulation)
+    learning_rate: float = Field(5e-5, gt=0, le=1)
+    weight_decay: float = Field(0.0, ge=0)
+    max_grad_norm: float = Field(1.0, gt=0)
+    kl_coef: float = Field(0.0, ge=0)
+    kl_reference: Literal["base", "adapter"] = "base"
+    ref_refresh_every: int = Field(0, ge=0)  # steps between reference-adapter copies (0 = never)
+    ref_ema: float | None = Field(None, ge=0, lt=1)  # reference <- ema*reference + (1-ema)*current, each step
+
+    @model_validator(mode="after")
+    def _check(self) -> "AlgorithmSettings":
+        if self.micro_batch_size > self.minibatch_size:
+            raise ValueError("micro_batch_size must not exceed minibatch_size")
+        if self.kl_reference == "adapter" and self.kl_coef > 0 and not self.ref_refresh_every and self.ref_ema is None:
+            raise ValueError("kl_reference: adapter needs ref_refresh_every > 0 or ref_ema")
+        return self
+
+
+class CheckpointSettings(_Strict):
+    every: int = Field(10, ge=1)  # steps between checkpoints (the last step is always saved)
+    register: bool = True  # add each checkpoint to the league store as a policy
+    db: str | None = None  # SQLAlchemy URL of the league store; $ARENA_DB, else sqlite:///arena.db
+
+
+class EvalSettings(_Strict):
+    """League matches of each registered checkpoint against fixed opponents (0 games = off)."""
+
+    every: int = Field(1, ge=1)  # evaluate every Nth checkpoint
+    games_per_opponent: int = Field(0, ge=0, le=100_000)
+    opponents: list[str] = Field(default_factory=lambda: ["local", "bot"])
+    concurrency: int = Field(16, ge=1)
+
+
+class LoggingSettings(_Strict):
+    wandb: bool = True  # offline unless WANDB_API_KEY is set; `--no-wandb` switches it off
+    wandb_project: str = "arena-train"
+    metrics_file: str = "metrics.jsonl"  # inside runs/NAME/
+
+
+class TrainConfig(_Strict):
+    name: str = Field(min_length=1, max_length=100)
+    base: str = "local"  # `local`, a Hugging Face id or a model folder
+    output_dir: str = "runs"
+    seed: int = 0
+    steps: int = Field(100, ge=1, le=10_000_000)
+    device: str | None = None  # default: cuda when available
+    lora: LoraSettings = Field(default_factory=LoraSettings)
+    games: list[GameSettings] = Field(min_length=1)
+    opponents: list[OpponentSettings] = Field(default_factory=lambda: [OpponentSettings(kind="self")], min_length=1)
+    rollout: RolloutSettings = Field(default_factory=RolloutSettings)
+    rewards: RewardSettings = Field(default_factory=RewardSettings)
+    algorithm: AlgorithmSettings = Field(default_factory=AlgorithmSettings)
+    checkpoint: CheckpointSettings = Field(default_factory=CheckpointSettings)
+    eval: EvalSettings = Field(default_factory=EvalSettings)
+    logging: LoggingSettings = Field(default_factory=LoggingSettings)
+
+    @field_validator("name")
+    @classmethod
+    def _safe_name(cls, value: str) -> str:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", value):
+            raise ValueError("use letters, digits, '.', '_' and '-' only (it names a folder)")
+        return value
+
+    @field_validator("base")
+    @classmethod
+    def _plain_base(cls, value: str) -> str:
+        value = value.strip()
+        if value.startswith("hf:"):
+            value = value[3:]
+        if not value or "+" in value or "," in value:
+            raise ValueError("base is a model (`local`, a hub id or a folder) without adapter or parameters")
+        return value
+
+    @property
+    def run_dir(self) -> Path:
+        return Path(self.output_dir) / self.name
+
+
+def location(loc: tuple[Any, ...]) -> str:
+    """('games', 0, 'id') -> 'games[0].id'."""
+    out = ""
+    for part in loc:
+        if isinstance(part, str) and ("function-" in part or part.startswith("literal[")):
+            continue
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def parse_config(data: Any, source: str = "train config") -> TrainConfig:
+    """Validate loaded settings; then check game ids and policy specs without loading models."""
+    if not isinstance(data, dict):
+        raise TrainConfigError(f"{source}: (top level): expected a mapping of settings, got {type(data).__name__}")
+    try:
+        config = TrainConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        message = first["msg"].removeprefix("Value error, ")
+        raise TrainConfigError(f"{source}: {location(tuple(first['loc']))}: {message}") from None
+    _check_references(config, source)
+    return config
+
+
+def load_config(path: str | Path) -> TrainConfig:
+    path = Path(path)
+    if not path.is_file():
+        raise TrainConfigError(f"{path}: no such file")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else "(top level)"
+        raise TrainConfigError(f"{path}: {where}: not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
+    return parse_config(data, str(path))
+
+
+def _check_references(config: TrainConfig, source: str) -> None:
+    """Game ids, player counts, policy specs and custom reward functions, all named by key."""
+    from games.registry import make_game
+
+    for i, game in enumerate(config.games):
+        try:
+            make_game(game.id, game.players, **game.options)
+        except Exception as exc:  # noqa: BLE001 - any failure to build the game is a config error
+            raise TrainConfigError(f"{source}: games[{i}].id: {_first_line(exc)}") from None
+    from league.config import check_spec
+
+    for i, opponent in enumerate(config.opponents):
+        for j, spec in enumerate(opponent.policies):
+            problem = check_spec(spec)
+            if problem:
+                raise TrainConfigError(f"{source}: opponents[{i}].policies[{j}]: {problem}")
+    for j, spec in enumerate(config.eval.opponents):
+        problem = check_spec(spec)
+        if problem:
+            raise TrainConfigError(f"{source}: eval.opponents[{j}]: {problem}")
+    for i, term in enumerate(config.rewards.terms):
+        if term.kind == "custom":
+            try:
+                resolve_function(term.function)
+            except (ImportError, AttributeError, TypeError) as exc:
+                raise TrainConfigError(f"{source}: rewards.terms[{i}].function: {_first_line(exc)}") from None
+
+
+def resolve_function(target: str) -> Any:
+    """`package.module:function` -> the callable (imported, never eval'd)."""
+    module_name, _, attr = target.partition(":")
+    module = importlib.import_module(module_name)
+    function = getattr(module, attr)
+    if not callable(function):
+        raise TypeError(f"{target} is not callable")
+    return function
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,317 @@
+"""The learner: a LoRA adapter trained in place on the shared inference engine's model.
+
+One copy of the weights serves both jobs. The adapter is loaded onto the process's LocalEngine
+(`arena.llm.engine.get_engine`) like any other adapter, so rollouts generate with the live weights
+through the same engine and prompts the league uses; the learner then switches that adapter to
+trainable and optimises it between rollout phases. The KL reference is the base model (peft's
+`disable_adapter()`, no second copy) or a second small adapter refreshed from the live one.
+
+The update is PPO-style: sampling log-probs are computed once per batch (before any step, so they
+are the behaviour policy's), then `epochs` passes over shuffled minibatches, each minibatch
+accumulated over micro-batches, gradient-norm clipped, one AdamW step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import random
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import torch
+
+from trainer.config import AlgorithmSettings, LoraSettings
+from trainer.loss import LossStats, normaliser, policy_loss
+
+ADAPTER_WEIGHTS = "adapter_model.safetensors"
+ADAPTER_CONFIG = "adapter_config.json"
+
+
+@dataclass
+class Sample:
+    """One turn of a trained seat: the exact prompt and reply token ids and its advantage."""
+
+    prompt_ids: list[int]
+    completion_ids: list[int]
+    advantage: float
+    old_logps: torch.Tensor | None = None  # [len(completion_ids)], filled before the update
+    ref_logps: torch.Tensor | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def write_initial_adapter(base: str, lora: LoraSettings, folder: Path, seed: int, device: str | None = None) -> None:
+    """A fresh LoRA (A random, B zero: the adapted model starts equal to the base) as a peft folder.
+
+    Built on a throw-away CPU copy of the base: peft needs the real module shapes, and injecting
+    into the engine's model directly would make the adapter active for every other row it serves.
+    """
+    from peft import LoraConfig, get_peft_model
+
+    from arena.llm.model import load_model
+
+    torch.manual_seed(seed)
+    loaded = load_model(base, device="cpu")
+    config = LoraConfig(
+        r=lora.r,
+        lora_alpha=lora.alpha,
+        lora_dropout=lora.dropout,
+        target_modules=list(lora.target_modules),
+        task_type="CAUSAL_LM",
+    )
+    try:
+        peft_model = get_peft_model(loaded.model, config)
+    except ValueError as exc:  # e.g. target modules the model does not have
+        raise ValueError(f"lora.target_modules: {str(exc).splitlines()[0][:300]}") from None
+    partial = folder.with_name(folder.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    peft_model.save_pretrained(partial)
+    shutil.rmtree(folder, ignore_errors=True)
+    partial.rename(folder)
+    del peft_model, loaded
+
+
+class Learner:
+    """Owns the trainable adapter on `engine.model`, its optimizer and the KL reference."""
+
+    def __init__(self, engine: Any, adapter_dir: Path, settings: AlgorithmSettings, *, temperature: float, max_new_tokens: int):
+        self.engine = engine
+        self.settings = settings
+        self.temperature = temperature
+        self.max_new_tokens = max_new_tokens
+        before = set(getattr(engine.model, "peft_config", {}) or {})
+        self.adapter_key = engine.load_adapter(str(adapter_dir))
+        after = set(engine.model.peft_config)
+        new = sorted(after - before)
+        if len(new) != 1:
+            raise RuntimeError(f"expected one new adapter on the engine for {adapter_dir}, found {new or 'none'}")
+        self.name = new[0]
+        self.model = engine.model  # a PeftModel now
+        self.device = torch.device(engine.device)
+        self.use_bf16 = self.device.type == "cuda"
+        self.model.set_adapter(self.name)  # active + requires_grad for this adapter only
+        self.params = self._adapter_params(self.name)
+        for p in self.params.values():
+            p.data = p.data.float()  # train LoRA in float32 even when the base is bf16
+            p.requires_grad_(True)
+        self.optimizer = torch.optim.AdamW(
+            list(self.params.values()), lr=settings.learning_rate, weight_decay=settings.weight_decay
+        )
+        self.ref_name: str | None = None
+        self.dropout = any(getattr(cfg, "lora_dropout", 0) for cfg in [self.model.peft_config[self.name]])
+
+    # ---- adapter state -------------------------------------------------------------------------
+
+    def _adapter_params(self, name: str) -> dict[str, torch.nn.Parameter]:
+        """Parameters of one adapter keyed by their name with the adapter name removed."""
+        marker = f".{name}."
+        return {n.replace(marker, "."): p for n, p in self.model.named_parameters() if marker in n + "." and "lora_" in n}
+
+    def adapter_state(self) -> dict[str, torch.Tensor]:
+        from peft import get_peft_model_state_dict
+
+        return get_peft_model_state_dict(self.model, adapter_name=self.name)
+
+    def load_adapter_state(self, folder: Path) -> None:
+        """Copy a saved adapter's weights into the live adapter (resume)."""
+        from peft import set_peft_model_state_dict
+        from safetensors.torch import load_file
+
+        state = load_file(str(folder / ADAPTER_WEIGHTS), device=str(self.device))
+        result = set_peft_model_state_dict(self.model, state, adapter_name=self.name)
+        unexpected = getattr(result, "unexpected_keys", []) or []
+        if unexpected:
+            raise RuntimeError(f"{folder}: adapter does not match the configured LoRA ({unexpected[0]})")
+
+    def save_adapter(self, folder: Path) -> None:
+        """A peft folder `hf:BASE+folder` can load: adapter_config.json + adapter_model.safetensors."""
+        from safetensors.torch import save_file
+
+        folder.mkdir(parents=True, exist_ok=True)
+        state = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in self.adapter_state().items()}
+        save_file(state, str(folder / ADAPTER_WEIGHTS))
+        config = self.model.peft_config[self.name]
+        data = config.to_dict()
+        data["inference_mode"] = True
+        for key, value in list(data.items()):  # sets (target_modules) are not JSON
+            if isinstance(value, set):
+                data[key] = sorted(value)
+        (folder / ADAPTER_CONFIG).write_text(json.dumps(data, indent=2, default=str), encoding="utf-8")
+
+    # ---- reference adapter (KL to a lagged copy) -------------------------------------------------
+
+    def ensure_reference(self, folder: Path) -> None:
+        """Load a copy of the live adapter as the KL reference (once)."""
+        if self.ref_name is not None:
+            return
+        self.save_adapter(folder)
+        before = set(self.model.peft_config)
+        self.engine.load_adapter(str(folder))
+        self.ref_name = sorted(set(self.engine.model.peft_config) - before)[0]
+        self.model.set_adapter(self.name)
+
+    @torch.no_grad()
+    def refresh_reference(self, ema: float | None) -> None:
+        """reference <- current (copy), or reference <- ema*reference + (1-ema)*current."""
+        assert self.ref_name is not None
+        ref = self._adapter_params(self.ref_name)
+        for key, live in self.params.items():
+            target = ref[key]
+            if ema is None:
+                target.copy_(live.to(target.dtype))
+            else:
+                target.mul_(ema).add_(live.to(target.dtype), alpha=1.0 - ema)
+
+    # ---- log-probs ---------------------------------------------------------------------------
+
+    def _autocast(self) -> contextlib.AbstractContextManager:
+        return torch.autocast("cuda", dtype=torch.bfloat16) if self.use_bf16 else contextlib.nullcontext()
+
+    def _batch(self, samples: Sequence[Sample]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, int]:
+        """Prompts left-padded and replies right-padded, so every reply starts at column P."""
+        pad = self.engine.tokenizer.pad_token_id
+        width_p = max(len(s.prompt_ids) for s in samples)
+        width_c = max(len(s.completion_ids) for s in samples)
+        ids = torch.full((len(samples), width_p + width_c), pad, dtype=torch.long)
+        attention = torch.zeros_like(ids)
+        reply_mask = torch.zeros((len(samples), width_c), dtype=torch.float32)
+        for row, s in enumerate(samples):
+            p, c = len(s.prompt_ids), len(s.completion_ids)
+            ids[row, width_p - p : width_p] = torch.tensor(s.prompt_ids)
+            ids[row, width_p : width_p + c] = torch.tensor(s.completion_ids)
+            attention[row, width_p - p : width_p + c] = 1
+            reply_mask[row, :c] = 1
+        positions = (attention.cumsum(-1) - 1).clamp(min=0)
+        return ids.to(self.device), attention.to(self.device), positions.to(self.device), reply_mask.to(self.device), width_c
+
+    def _forward_logps(self, samples: Sequence[Sample], adapter_names: list[str] | None = None, with_entropy: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """log pi(reply token | prefix) at the sampling temperature: [B, C], mask [B, C], entropy."""
+        from trl.trainer.utils import entropy_from_logits, selective_log_softmax
+
+        ids, attention, positions, mask, width_c = self._batch(samples)
+        extra = {"adapter_names": adapter_names} if adapter_names is not None else {}
+        with self._autocast():
+            # only the last C+1 positions' logits are needed: position P-1+j predicts reply token j
+            logits = self.model(input_ids=ids, attention_mask=attention, position_ids=positions, logits_to_keep=width_c + 1, **extra).logits
+        logits = logits[:, :-1, :].float() / self.temperature
+        targets = ids[:, -width_c:]
+        logps = selective_log_softmax(logits, targets)
+        entropy = None
+        if with_entropy:
+            with torch.no_grad():
+                entropy = entropy_from_logits(logits.detach())
+        return logps, mask, entropy
+
+    @torch.no_grad()
+    def prepare(self, samples: Sequence[Sample], need_ref: bool) -> None:
+        """Store each sample's sampling log-probs (and the reference's) before the first step."""
+        self.model.eval()
+        micro = self.settings.micro_batch_size
+        for start in range(0, len(samples), micro):
+            chunk = samples[start : start + micro]
+            logps, mask, _ = self._forward_logps(chunk)
+            ref = None
+            if need_ref:
+                if self.settings.kl_reference == "base":
+                    with self.model.disable_adapter():  # the base model: same weights, adapter off
+                        ref, _, _ = self._forward_logps(chunk)
+                else:
+                    ref, _, _ = self._forward_logps(chunk, adapter_names=[self.ref_name] * len(chunk))
+            for row, sample in enumerate(chunk):
+                n = len(sample.completion_ids)
+                sample.old_logps = logps[row, :n].detach().cpu()
+                sample.ref_logps = ref[row, :n].detach().cpu() if ref is not None else None
+
+    # ---- the update --------------------------------------------------------------------------
+
+    def update(self, samples: list[Sample], rng: random.Random) -> dict[str, float]:
+        """`epochs` passes of clipped policy-gradient steps over `samples`; returns the mean stats."""
+        s = self.settings
+        need_ref = s.kl_coef > 0 or s.kl_reference == "base"  # KL to base is always logged
+        if s.kl_reference == "adapter" and self.ref_name is None:
+            need_ref = False
+        started = time.perf_counter()
+        self.prepare(samples, need_ref)
+        self.model.set_adapter(self.name)
+        if self.dropout:
+            self.model.train()
+        totals: dict[str, float] = {"loss": 0.0, "clip_fraction": 0.0, "approx_kl": 0.0, "kl": 0.0, "entropy": 0.0, "grad_norm": 0.0}
+        steps = 0
+        tokens_seen = 0
+        order = list(range(len(samples)))
+        try:
+            for _epoch in range(s.epochs):
+                rng.shuffle(order)
+                for mb_start in range(0, len(order), s.minibatch_size):
+                    minibatch = [samples[i] for i in order[mb_start : mb_start + s.minibatch_size]]
+                    stats = self._step(minibatch, need_ref)
+                    for key in totals:
+                        totals[key] += stats[key]
+                    tokens_seen += int(stats["tokens"])
+                    steps += 1
+        finally:
+            self.model.eval()
+        elapsed = time.perf_counter() - started
+        out = {f"train/{k}": v / max(1, steps) for k, v in totals.items()}
+        out["train/optimizer_steps"] = steps
+        out["train/tokens_per_s"] = tokens_seen / elapsed if elapsed > 0 else 0.0
+        out["train/seconds"] = elapsed
+        return out
+
+    def _step(self, minibatch: list[Sample], need_ref: bool) -> dict[str, float]:
+        s = self.settings
+        mask_all = torch.zeros((len(minibatch), max(len(x.completion_ids) for x in minibatch)))
+        for row, x in enumerate(minibatch):
+            mask_all[row, : len(x.completion_ids)] = 1
+        denominator = normaliser(mask_all, s.loss_norm, self.max_new_tokens)
+        self.optimizer.zero_grad(set_to_none=True)
+        agg = {"loss": 0.0, "clip_fraction": 0.0, "approx_kl": 0.0, "kl": 0.0, "entropy": 0.0, "tokens": 0.0}
+        for start in range(0, len(minibatch), s.micro_batch_size):
+            micro = minibatch[start : start + s.micro_batch_size]
+            new_logps, mask, entropy = self._forward_logps(micro, with_entropy=True)
+            old = _stack([x.old_logps for x in micro], mask)
+            ref = _stack([x.ref_logps for x in micro], mask) if need_ref else None
+            advantages = torch.tensor([x.advantage for x in micro], dtype=torch.float32, device=self.device)
+            loss, stats = policy_loss(
+                new_logps, old, advantages, mask,
+                epsilon=s.epsilon, epsilon_high=s.epsilon_high, norm=s.loss_norm, denominator=denominator,
+                ref_logps=ref, kl_coef=s.kl_coef,
+            )
+            loss.backward()
+            weight = stats.tokens
+            agg["loss"] += stats.loss
+            agg["clip_fraction"] += stats.clip_fraction * weight
+            agg["approx_kl"] += stats.approx_kl_old * weight
+            agg["kl"] += stats.kl_ref * weight
+            agg["entropy"] += float((entropy * mask).sum()) if entropy is not None else 0.0
+            agg["tokens"] += weight
+        grad_norm = torch.nn.utils.clip_grad_norm_(list(self.params.values()), s.max_grad_norm)
+        if not math.isfinite(float(grad_norm)):
+            self.optimizer.zero_grad(set_to_none=True)  # skip a step that would poison the adapter
+        else:
+            self.optimizer.step()
+        tokens = max(1.0, agg["tokens"])
+        return {
+            "loss": agg["loss"],
+            "clip_fraction": agg["clip_fraction"] / tokens,
+            "approx_kl": agg["approx_kl"] / tokens,
+            "kl": agg["kl"] / tokens,
+            "entropy": agg["entropy"] / tokens,
+            "grad_norm": float(grad_norm),
+            "tokens": agg["tokens"],
+        }
+
+
+def _stack(rows: Sequence[torch.Tensor | None], mask: torch.Tensor) -> torch.Tensor:
+    """Per-sample 1-D tensors right-padded with zeros to the mask's shape."""
+    out = torch.zeros(mask.shape, dtype=torch.float32, device=mask.device)
+    for i, row in enumerate(rows):
+        assert row is not None, "prepare() must run before the update"
+        out[i, : row.shape[0]] = row.to(mask.device)
+    return out
+
+

@@ -1,0 +1,94 @@
+"""The policy-gradient loss, read top to bottom.
+
+Shapes: B samples (turns) x T completion positions; `mask` is 1 on the model's own reply tokens
+(prompt tokens are never in these tensors). Everything is per token; the normaliser decides how
+tokens are averaged, and is passed in from outside so gradient accumulation over micro-batches
+adds up to exactly the loss of the whole minibatch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class LossStats:
+    loss: float
+    clip_fraction: float  # share of tokens whose ratio left the clip range in the direction of A
+    approx_kl_old: float  # E[(r - 1) - log r] vs the sampling policy (Schulman's k3)
+    kl_ref: float  # E[k3] vs the reference (base or reference adapter); 0 when not computed
+    tokens: int
+
+
+def normaliser(mask: torch.Tensor, mode: str, max_new_tokens: int) -> float:
+    """The constant every summed per-token loss of a minibatch is divided by.
+
+    token:    sum of reply tokens (DAPO's token-level average, Yu et al. 2025)
+    sequence: number of samples; per-sample means are taken first (GRPO, Shao et al. 2024)
+    dr_grpo:  samples x max_new_tokens, a constant (Dr. GRPO, Liu et al. 2025: no length bias)
+    """
+    if mode == "token":
+        return float(mask.sum().clamp(min=1))
+    if mode == "sequence":
+        return float(mask.shape[0])
+    if mode == "dr_grpo":
+        return float(mask.shape[0] * max_new_tokens)
+    raise ValueError(f"unknown loss normalisation {mode!r}")
+
+
+def policy_loss(
+    new_logps: torch.Tensor,  # [B, T] log pi_theta(token), with grad
+    old_logps: torch.Tensor,  # [B, T] log pi_old(token) at sampling time, no grad
+    advantages: torch.Tensor,  # [B]
+    mask: torch.Tensor,  # [B, T] 1 on reply tokens
+    *,
+    epsilon: float,
+    epsilon_high: float | None,
+    norm: str,
+    denominator: float,
+    ref_logps: torch.Tensor | None = None,  # [B, T] log pi_ref(token), no grad
+    kl_coef: float = 0.0,
+) -> tuple[torch.Tensor, LossStats]:
+    mask = mask.to(new_logps.dtype)
+    adv = advantages.unsqueeze(1)  # every token of a reply shares its episode's advantage
+
+    # Importance ratio r_t = pi_theta / pi_old (PPO, Schulman et al. 2017).
+    log_ratio = new_logps - old_logps
+    ratio = torch.exp(log_ratio)
+
+    # Clipped surrogate: max(-r A, -clip(r, 1-eps, 1+eps_high) A); eps_high > eps is DAPO's clip-higher.
+    high = epsilon if epsilon_high is None else epsilon_high
+    clipped_ratio = torch.clamp(ratio, 1.0 - epsilon, 1.0 + high)
+    per_token = torch.maximum(-ratio * adv, -clipped_ratio * adv)
+
+    # KL penalty to the reference, k3 estimator exp(q) - q - 1 with q = log pi_ref - log pi_theta
+    # (Schulman 2020, "Approximating KL divergence"; used in the loss as in GRPO).
+    kl_ref = torch.zeros_like(per_token)
+    if ref_logps is not None:
+        q = ref_logps - new_logps
+        kl_ref = torch.exp(q) - q - 1.0
+        if kl_coef > 0:
+            per_token = per_token + kl_coef * kl_ref
+
+    # Aggregate: a sum over reply tokens divided by the minibatch constant (see `normaliser`);
+    # "sequence" first averages inside each reply so every turn weighs the same.
+    if norm == "sequence":
+        per_sample = (per_token * mask).sum(1) / mask.sum(1).clamp(min=1)
+        loss = per_sample.sum() / denominator
+    else:
+        loss = (per_token * mask).sum() / denominator
+
+    with torch.no_grad():
+        tokens = mask.sum().clamp(min=1)
+        # a token is "clipped" when the clip bound, not the ratio, set its gradient to zero
+        clipped = ((ratio < 1.0 - epsilon) & (adv < 0)) | ((ratio > 1.0 + high) & (adv > 0))
+        stats = LossStats(
+            loss=float(loss.detach()),
+            clip_fraction=float((clipped.to(mask.dtype) * mask).sum() / tokens),
+            approx_kl_old=float((((ratio - 1) - log_ratio) * mask).sum() / tokens),
+            kl_ref=float((kl_ref * mask).sum() / tokens) if ref_logps is not None else 0.0,
+            tokens=int(mask.sum()),
+        )
+    return loss, stats

@@ -1,0 +1,210 @@
+"""Rollouts: games played through the league's own match driver and LLM policy code.
+
+The learner's seats are played by `TrainingPolicy`, a `LocalPolicy` (same prompts, same parser,
+same engine as `hf:BASE+ADAPTER` in the league) that also records the exact prompt and reply token
+ids of every turn in `PolicyReply.meta`, which the driver copies into `TurnRecord.meta`. So what
+is trained is exactly what was sampled, and evaluation can never disagree with training on rules,
+prompts or parsing.
+
+A step's games are planned as groups: `group_size` games of one game id from one seed with the
+same seats. `in_flight` games run at once on one event loop (the engine batches their moves);
+when one finishes the next starts, so one long game never holds the others back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from arena.llm.engine import SamplingParams
+from arena.llm.policies import Completion, LLMSettings, LocalPolicy
+from arena.llm.prompting import Message, Mode, ObsMode
+from arena.llm.retry import RetryStats
+from arena.match import MatchRecord, play_match
+from arena.policy import Policy, PolicyFailure, make_policy
+from games.registry import make_game
+from league.sampling import sample_opponents
+from trainer.config import GameSettings, OpponentSettings, RolloutSettings
+
+LEARNER = "__learner__"  # seat marker in a plan
+
+
+@dataclass
+class _TokenCompletion(Completion):
+    prompt_ids: list[int] | None = None
+    completion_ids: list[int] | None = None
+
+
+class TrainingPolicy(LocalPolicy):
+    """The live adapter, in text mode, recording token ids for the loss."""
+
+    def __init__(self, base: str, adapter: str, rollout: RolloutSettings, name: str = "learner"):
+        settings = LLMSettings(
+            temperature=rollout.temperature, top_p=rollout.top_p, max_new_tokens=rollout.max_new_tokens,
+            mode=Mode.TEXT, obs=ObsMode.HISTORY,
+        )
+        super().__init__(base, adapter, settings)
+        self.spec = f"hf:{base}+{adapter}"
+        self.name = name
+
+    async def _complete(self, messages: list[Message], mode: Mode, legal_moves: list[str] | None, seed: int | None) -> tuple[Completion, RetryStats]:
+        s = self.settings
+        params = SamplingParams(temperature=float(s.temperature or 1.0), top_p=float(s.top_p or 1.0), max_new_tokens=s.max_new_tokens, seed=seed)
+        try:
+            generation = await self.engine.chat(messages, params, self.adapter)
+        except (ValueError, RuntimeError) as exc:
+            raise PolicyFailure(f"{self.provider}: {type(exc).__name__}: {str(exc)[:300]}") from exc
+        completion = _TokenCompletion(
+            content=generation.text,
+            prompt_tokens=generation.prompt_tokens,
+            completion_tokens=generation.completion_tokens,
+            finish_reason=generation.finish_reason,
+            prompt_ids=generation.prompt_ids,
+            completion_ids=generation.completion_ids,
+        )
+        return completion, RetryStats(attempts=1)
+
+    def _meta(self, mode: Mode, parsed: Any, prompt: Any, completion: Completion, stats: RetryStats, latency: float) -> dict[str, Any]:
+        meta = super()._meta(mode, parsed, prompt, completion, stats, latency)
+        if isinstance(completion, _TokenCompletion) and completion.completion_ids is not None:
+            meta["prompt_ids"] = list(completion.prompt_ids or [])
+            meta["completion_ids"] = list(completion.completion_ids)
+        return meta
+
+
+@dataclass
+class GamePlan:
+    """One game to play: its seats are LEARNER or an opponent spec."""
+
+    group: str  # same for every game of the group; advantage groups add the seat
+    game: GameSettings
+    seed: int
+    seats: list[str]
+    source: str  # the opponent kind: self, lagged, league, bot
+
+    @property
+    def learner_seats(self) -> list[int]:
+        return [i for i, s in enumerate(self.seats) if s == LEARNER]
+
+    @property
+    def opponent(self) -> str | None:
+        others = [s for s in self.seats if s != LEARNER]
+        return others[0] if others else None
+
+
+@dataclass
+class OpponentPool:
+    """Chooses opponents; keeps the learner's score against each for PFSP (wins + draws/2)."""
+
+    sources: list[OpponentSettings]
+    checkpoints: list[str] = field(default_factory=list)  # specs of this run's checkpoints, oldest first
+    results: dict[str, list[float]] = field(default_factory=dict)  # spec -> [score sum, games]
+
+    def win_rates(self) -> dict[str, float]:
+        return {k: v[0] / v[1] for k, v in self.results.items() if v[1] > 0}
+
+    def record(self, opponent: str, score: float) -> None:
+        entry = self.results.setdefault(opponent, [0.0, 0.0])
+        entry[0] += score
+        entry[1] += 1
+
+    def draw(self, rng: random.Random) -> tuple[str, str | None]:
+        """(source kind, opponent spec or None for self-play)."""
+        source = rng.choices(self.sources, weights=[s.weight for s in self.sources], k=1)[0]
+        if source.kind == "self":
+            return "self", None
+        if source.kind == "lagged":
+            picked = sample_opponents(self.checkpoints, self.win_rates(), source.sampling, rng, 1, source.weighting, current=LEARNER)[0]
+            return ("lagged", picked) if picked != LEARNER else ("self", None)  # no checkpoint yet
+        if source.kind == "league":
+            return "league", sample_opponents(source.policies, self.win_rates(), "pfsp", rng, 1, source.weighting)[0]
+        return "bot", rng.choice(source.policies)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"checkpoints": list(self.checkpoints), "results": {k: list(v) for k, v in self.results.items()}}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        self.checkpoints = list(state.get("checkpoints", []))
+        self.results = {k: list(v) for k, v in state.get("results", {}).items()}
+
+
+def plan_games(games: Sequence[GameSettings], pool: OpponentPool, settings: RolloutSettings, rng: random.Random, step: int) -> list[GamePlan]:
+    """groups_per_step groups of group_size games each (same game, seed and seats per group)."""
+    plans: list[GamePlan] = []
+    for g in range(settings.groups_per_step):
+        game = rng.choices(list(games), weights=[x.weight for x in games], k=1)[0]
+        seed = rng.randrange(2**31)
+        source, opponent = pool.draw(rng)
+        if opponent is None:
+            seats = [LEARNER] * game.players
+        else:
+            seats = [opponent] * game.players
+            seats[rng.randrange(game.players)] = LEARNER  # the learner plays every role over time
+        group = f"s{step}g{g}:{game.id}:{seed}"
+        plans.extend(GamePlan(group, game, seed, list(seats), source) for _ in range(settings.group_size))
+    return plans
+
+
+@dataclass
+class RolloutResult:
+    records: list[tuple[GamePlan, MatchRecord]]
+    seconds: float
+
+
+async def play_games(
+    plans: Sequence[GamePlan],
+    learner: Policy,
+    opponent_policy: Callable[[str], Policy],
+    settings: RolloutSettings,
+    on_game: Callable[[GamePlan, MatchRecord], None] | None = None,
+) -> RolloutResult:
+    """Play every plan, keeping `in_flight` games running: a worker takes the next plan as soon
+    as its game ends."""
+    started = time.perf_counter()
+    queue: asyncio.Queue[int] = asyncio.Queue()
+    for i in range(len(plans)):
+        queue.put_nowait(i)
+    results: list[MatchRecord | None] = [None] * len(plans)
+
+    async def worker() -> None:
+        while True:
+            try:
+                i = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            plan = plans[i]
+            game = make_game(plan.game.id, plan.game.players, **plan.game.options)
+            seats = [learner if s == LEARNER else opponent_policy(s) for s in plan.seats]
+            record = await play_match(game, seats, plan.seed, move_timeout=settings.move_timeout, match_id=f"{plan.group}:{i}")
+            results[i] = record
+            if on_game is not None:
+                on_game(plan, record)
+
+    workers = [asyncio.create_task(worker()) for _ in range(min(settings.in_flight, len(plans)))]
+    try:
+        await asyncio.gather(*workers)
+    finally:
+        for task in workers:
+            task.cancel()
+    done = [(plan, record) for plan, record in zip(plans, results) if record is not None]
+    return RolloutResult(done, time.perf_counter() - started)
+
+
+class OpponentCache:
+    """One policy object per opponent spec, built on first use (a checkpoint adapter loads once)."""
+
+    def __init__(self) -> None:
+        self.policies: dict[str, Policy] = {}
+
+    def __call__(self, spec: str) -> Policy:
+        policy = self.policies.get(spec)
+        if policy is None:
+            policy = self.policies[spec] = make_policy(spec)
+        return policy
+
+    async def close(self) -> None:
+        for policy in self.policies.values():
+            await policy.close()
