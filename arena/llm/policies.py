@@ -1,0 +1,544 @@
+"""LLM players: OpenAI-compatible APIs, LiteLLM, and local transformers models.
+
+`LLMPolicy.act` is the same for all of them: build the prompt from the MoveRequest (prompting.py),
+ask the model in the chosen mode, find the move (parsing.py) and report tokens, cost and timing.
+Subclasses only say how to complete a chat (`_complete`) and how to count tokens.
+
+Modes (spec param `mode=`):
+- text   free text; the move is parsed out of it.
+- tools  the move as a call of `make_move(move)` whose schema enumerates the legal moves.
+- json   structured output, `response_format` json_schema {"move": <enum of legal moves>}.
+Free-text games (no legal-move list), or lists longer than providers accept in an enum, use text.
+Local models answer tools/json by scoring every legal move (`engine.choose`): always legal.
+
+Remote calls go through `call_with_retries` (retry.py): backoff with jitter, Retry-After, and a
+hard cap after which `PolicyFailure` lets the game's rule decide the turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import re
+import time
+from abc import abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+from arena.llm.parsing import ParsedMove, parse_move, parse_structured
+from arena.llm.prompting import TOOL_NAME, Message, Mode, ObsMode, Prompt, PromptTooLarge, build_prompt, estimate_tokens
+from arena.llm.retry import RetryConfig, RetryStats, call_with_retries
+from arena.policy import (
+    MoveRequest,
+    Policy,
+    PolicyFailure,
+    PolicyReply,
+    PolicySpec,
+    PolicySpecError,
+    float_param,
+    int_param,
+    reject_unknown_params,
+)
+
+MAX_ENUM_MOVES = 500  # larger legal-move lists are asked in text mode (provider enum limits)
+DEFAULT_REMOTE_CONTEXT = 32_000  # tokens assumed for a remote model unless `max_context=` says
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+COMMON_PARAMS = {"temperature", "top_p", "max_new_tokens", "max_tokens", "seed", "mode", "obs", "name", "max_context"}
+REMOTE_PARAMS = COMMON_PARAMS | {"timeout", "max_retries", "retry_budget", "api_key_env"}
+OPENAI_PARAMS = REMOTE_PARAMS | {"base_url"}
+LITELLM_PARAMS = REMOTE_PARAMS | {"api_base"}
+LOCAL_PARAMS = COMMON_PARAMS
+
+
+@dataclass
+class Completion:
+    """One answer from a model, whatever the backend."""
+
+    content: str | None
+    tool_arguments: str | None = None  # JSON text of the make_move call, in tools mode
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+    finish_reason: str | None = None
+
+
+@dataclass
+class LLMSettings:
+    """Per-policy settings from the spec string."""
+
+    temperature: float | None = None  # None: the provider's default (local: 0.7)
+    top_p: float | None = None
+    max_new_tokens: int = 256
+    seed: int | None = None
+    mode: Mode = Mode.TEXT
+    obs: ObsMode = ObsMode.HISTORY
+    max_context: int | None = None  # tokens; None: the model's own (local) or DEFAULT_REMOTE_CONTEXT
+    retry: RetryConfig = field(default_factory=RetryConfig)
+
+    @classmethod
+    def from_spec(cls, spec: PolicySpec, allowed: set[str], *, default_max_new_tokens: int) -> "LLMSettings":
+        _reject_key_literal(spec)
+        reject_unknown_params(spec, allowed)
+        if "max_new_tokens" in spec.params and "max_tokens" in spec.params:
+            raise PolicySpecError(f"policy spec {spec.text!r}: give max_new_tokens or max_tokens, not both")
+        key = "max_tokens" if "max_tokens" in spec.params else "max_new_tokens"
+        max_new = int_param(spec, key, default_max_new_tokens)
+        settings = cls(
+            temperature=_optional_float(spec, "temperature"),
+            top_p=_optional_float(spec, "top_p"),
+            max_new_tokens=int(max_new if max_new is not None else default_max_new_tokens),
+            seed=int_param(spec, "seed", None),
+            mode=_enum_param(spec, "mode", Mode, Mode.TEXT),
+            obs=_enum_param(spec, "obs", ObsMode, ObsMode.HISTORY),
+            max_context=int_param(spec, "max_context", None),
+            retry=RetryConfig(
+                max_retries=int(int_param(spec, "max_retries", RetryConfig.max_retries) or 0),
+                budget_s=float_param(spec, "retry_budget", RetryConfig.budget_s),
+                timeout_s=float_param(spec, "timeout", RetryConfig.timeout_s),
+            ),
+        )
+        settings._check(spec)
+        return settings
+
+    def _check(self, spec: PolicySpec) -> None:
+        def bad(message: str) -> PolicySpecError:
+            return PolicySpecError(f"policy spec {spec.text!r}: {message}")
+
+        if self.temperature is not None and not 0 <= self.temperature <= 2:
+            raise bad("temperature must be between 0 and 2")
+        if self.top_p is not None and not 0 < self.top_p <= 1:
+            raise bad("top_p must be in (0, 1]")
+        if not 1 <= self.max_new_tokens <= 32_768:
+            raise bad("max_new_tokens must be between 1 and 32768")
+        if self.max_context is not None and self.max_context <= self.max_new_tokens:
+            raise bad("max_context must be larger than max_new_tokens")
+        if self.retry.max_retries < 0:
+            raise bad("max_retries must be >= 0")
+        if self.retry.timeout_s <= 0 or self.retry.budget_s <= 0:
+            raise bad("timeout and retry_budget must be positive seconds")
+
+
+def _optional_float(spec: PolicySpec, key: str) -> float | None:
+    return float_param(spec, key, 0.0) if key in spec.params else None
+
+
+def _enum_param(spec: PolicySpec, key: str, enum_type: Any, default: Any) -> Any:
+    value = spec.params.get(key)
+    if value is None:
+        return default
+    try:
+        return enum_type(value.lower())
+    except ValueError:
+        choices = ", ".join(m.value for m in enum_type)
+        raise PolicySpecError(f"policy spec {spec.text!r}: {key} must be one of {choices}, not {value!r}") from None
+
+
+def _reject_key_literal(spec: PolicySpec) -> None:
+    """Keys never go in spec strings (they end up in logs and the league database). The message
+    must not echo the spec: it holds the key."""
+    for key in spec.params:
+        if key.lower() in {"api_key", "key", "apikey", "token", "secret"}:
+            raise PolicySpecError(
+                f"{spec.kind} policy: do not put an API key in the spec ({key}=...); "
+                "export it in an environment variable and name that with api_key_env=VAR"
+            )
+
+
+def derived_seed(seed: int | None, request: MoveRequest) -> int | None:
+    """A per-move seed from the policy's seed, so a seeded policy replays a match exactly but does
+    not repeat the same draw every turn."""
+    if seed is None:
+        return None
+    obs = request.observation
+    text = f"{seed}:{request.match_id}:{obs.player}:{obs.turn}:{request.attempt}"
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big") & 0x7FFFFFFF
+
+
+def move_tool(legal_moves: list[str]) -> dict[str, Any]:
+    """The OpenAI tool definition: one function whose only argument enumerates the legal moves."""
+    return {
+        "type": "function",
+        "function": {
+            "name": TOOL_NAME,
+            "description": "Play your move in the game.",
+            "parameters": {
+                "type": "object",
+                "properties": {"move": {"type": "string", "enum": list(legal_moves), "description": "One of the legal moves."}},
+                "required": ["move"],
+                "additionalProperties": False,
+            },
+            "strict": True,
+        },
+    }
+
+
+def move_response_format(legal_moves: list[str]) -> dict[str, Any]:
+    """The OpenAI structured-output format: {"move": <one of the legal moves>}."""
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "move",
+            "strict": True,
+            "schema": {
+                "type": "object",
+                "properties": {"move": {"type": "string", "enum": list(legal_moves)}},
+                "required": ["move"],
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
+class LLMPolicy(Policy):
+    """The shared move loop of every LLM policy. Holds no per-match state."""
+
+    def __init__(self, settings: LLMSettings):
+        self.settings = settings
+
+    # -- what subclasses provide -----------------------------------------------------------
+    @abstractmethod
+    async def _complete(self, messages: list[Message], mode: Mode, legal_moves: list[str] | None, seed: int | None) -> tuple[Completion, RetryStats]:
+        """Ask the model. `mode` is the effective one (text for free-text games)."""
+
+    def count_tokens(self, messages: list[Message]) -> int:
+        return estimate_tokens(messages)
+
+    def context_budget(self) -> int:
+        """Prompt tokens allowed: the context minus room for the reply."""
+        context = self.settings.max_context or DEFAULT_REMOTE_CONTEXT
+        return max(context - self.settings.max_new_tokens, 1)
+
+    # -- the move loop ----------------------------------------------------------------------
+    def effective_mode(self, legal_moves: list[str] | None) -> Mode:
+        if legal_moves is None or not legal_moves or len(legal_moves) > MAX_ENUM_MOVES:
+            return Mode.TEXT
+        return self.settings.mode
+
+    def build_prompt(self, request: MoveRequest, mode: Mode) -> Prompt:
+        try:
+            return build_prompt(
+                request, mode=mode, obs_mode=self.settings.obs, budget_tokens=self.context_budget(), count_tokens=self.count_tokens
+            )
+        except PromptTooLarge as exc:
+            raise PolicyFailure(f"{self.name}: {exc}") from None
+
+    async def act(self, request: MoveRequest) -> PolicyReply:
+        legal = request.legal_moves
+        mode = self.effective_mode(legal)
+        prompt = self.build_prompt(request, mode)
+        started = time.perf_counter()
+        completion, stats = await self._complete(prompt.messages, mode, legal, derived_seed(self.settings.seed, request))
+        latency = time.perf_counter() - started
+        if mode is Mode.TEXT:
+            parsed = parse_move(completion.content or "", legal)
+        else:
+            parsed = parse_structured(completion.tool_arguments, completion.content, legal)
+        return PolicyReply(
+            action=parsed.action,
+            raw=_raw_text(completion),
+            prompt_tokens=completion.prompt_tokens,
+            completion_tokens=completion.completion_tokens,
+            cost_usd=completion.cost_usd,
+            meta=self._meta(mode, parsed, prompt, completion, stats, latency),
+        )
+
+    def _meta(self, mode: Mode, parsed: ParsedMove, prompt: Prompt, completion: Completion, stats: RetryStats, latency: float) -> dict[str, Any]:
+        meta: dict[str, Any] = {
+            "mode": mode.value,
+            "obs": self.settings.obs.value,
+            "parse": parsed.method,
+            "model_latency_s": round(latency, 6),
+            "history_kept": prompt.history_kept,
+        }
+        if prompt.history_dropped:
+            meta["history_dropped"] = prompt.history_dropped
+        if completion.finish_reason:
+            meta["finish_reason"] = completion.finish_reason
+        if stats.attempts > 1:
+            meta["retries"] = stats.attempts - 1
+            meta["retry_errors"] = list(stats.errors)
+            meta["backoff_s"] = round(stats.waited_s, 3)
+        return meta
+
+
+def _raw_text(completion: Completion) -> str:
+    """What the model wrote, as one readable string (a tool call is shown as a call)."""
+    if completion.tool_arguments is not None:
+        call = f"{TOOL_NAME}({completion.tool_arguments})"
+        return f"{completion.content}\n{call}" if completion.content else call
+    return completion.content or ""
+
+
+# ------------------------------------------------------------------------------- remote APIs
+
+
+def _api_key_from_env(spec: PolicySpec, default_var: str | None) -> str | None:
+    """The key from the env var named by api_key_env= (or the provider's usual one)."""
+    var = spec.params.get("api_key_env")
+    if var is not None:
+        if not _ENV_NAME.match(var):
+            # Do not echo the value: a user may have pasted the key itself here.
+            raise PolicySpecError(f"{spec.kind} policy: api_key_env must name an environment variable (letters, digits, _)")
+        value = os.environ.get(var)
+        if not value:
+            raise PolicySpecError(f"{spec.kind} policy: environment variable {var} (from api_key_env) is not set")
+        return value
+    return os.environ.get(default_var) if default_var else None
+
+
+class _RemotePolicy(LLMPolicy):
+    """Shared by OpenAI and LiteLLM: sampling arguments and the retry wrapper."""
+
+    def _sampling_kwargs(self, seed: int | None) -> dict[str, Any]:
+        s = self.settings
+        kwargs: dict[str, Any] = {"max_tokens": s.max_new_tokens}
+        if s.temperature is not None:
+            kwargs["temperature"] = s.temperature
+        if s.top_p is not None:
+            kwargs["top_p"] = s.top_p
+        if seed is not None:
+            kwargs["seed"] = seed
+        return kwargs
+
+    @staticmethod
+    def _structured_kwargs(mode: Mode, legal_moves: list[str] | None) -> dict[str, Any]:
+        if mode is Mode.TOOLS and legal_moves:
+            return {"tools": [move_tool(legal_moves)], "tool_choice": {"type": "function", "function": {"name": TOOL_NAME}}}
+        if mode is Mode.JSON and legal_moves:
+            return {"response_format": move_response_format(legal_moves)}
+        return {}
+
+    async def _complete(self, messages: list[Message], mode: Mode, legal_moves: list[str] | None, seed: int | None) -> tuple[Completion, RetryStats]:
+        kwargs = {**self._sampling_kwargs(seed), **self._structured_kwargs(mode, legal_moves)}
+        return await call_with_retries(lambda timeout: self._request(messages, kwargs, timeout), self.settings.retry, what=self.provider)
+
+    @abstractmethod
+    async def _request(self, messages: list[Message], kwargs: dict[str, Any], timeout: float) -> Completion:
+        """One attempt, no retries of its own."""
+
+
+def _completion_from_response(response: Any) -> Completion:
+    """An OpenAI-shaped chat completion (the SDK's or LiteLLM's ModelResponse) -> Completion."""
+    choices = getattr(response, "choices", None) or []
+    if not choices:
+        return Completion(content="")
+    message = choices[0].message
+    arguments = None
+    for call in getattr(message, "tool_calls", None) or []:
+        function = getattr(call, "function", None)
+        if function is not None and getattr(function, "name", None) == TOOL_NAME:
+            arguments = getattr(function, "arguments", None)
+            break
+    usage = getattr(response, "usage", None)
+    return Completion(
+        content=getattr(message, "content", None),
+        tool_arguments=arguments if isinstance(arguments, str) else (json.dumps(arguments) if arguments is not None else None),
+        prompt_tokens=getattr(usage, "prompt_tokens", None),
+        completion_tokens=getattr(usage, "completion_tokens", None),
+        finish_reason=getattr(choices[0], "finish_reason", None),
+    )
+
+
+class OpenAIPolicy(_RemotePolicy):
+    """`openai:MODEL`: any OpenAI-compatible Chat Completions endpoint via the official SDK."""
+
+    def __init__(self, model: str, settings: LLMSettings, *, base_url: str | None, api_key: str | None, http_client: Any = None):
+        super().__init__(settings)
+        self.model = model
+        self.base_url = base_url
+        self._api_key = api_key
+        self._http_client = http_client  # tests inject an httpx.AsyncClient with a mock transport
+        host = urlparse(base_url).netloc if base_url else "api.openai.com"
+        self.provider = f"openai:{host or base_url}"
+        self._clients: dict[int, Any] = {}  # per event loop: an async client must not cross loops
+
+    def _client(self) -> Any:
+        from openai import AsyncOpenAI
+
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(id(loop))
+        if client is None:
+            client = AsyncOpenAI(
+                api_key=self._api_key or "not-needed",  # local servers (vLLM, Ollama, serve-model) take any key
+                base_url=self.base_url,
+                max_retries=0,  # retries are ours: one policy for every provider, with a hard cap
+                timeout=self.settings.retry.timeout_s,
+                http_client=self._http_client,
+            )
+            self._clients = {k: v for k, v in self._clients.items() if k == id(loop)}
+            self._clients[id(loop)] = client
+        return client
+
+    async def _request(self, messages: list[Message], kwargs: dict[str, Any], timeout: float) -> Completion:
+        response = await self._client().chat.completions.create(model=self.model, messages=messages, timeout=timeout, **kwargs)
+        return _completion_from_response(response)
+
+    async def close(self) -> None:
+        clients, self._clients = self._clients, {}
+        for client in clients.values():
+            try:
+                await client.close()
+            except RuntimeError:  # its event loop is already gone
+                pass
+
+
+_litellm_module: Any = None
+
+
+def _litellm() -> Any:
+    """Import LiteLLM once, offline-safe: its price table from the package, no telemetry."""
+    global _litellm_module
+    if _litellm_module is None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+
+        litellm.telemetry = False
+        litellm.suppress_debug_info = True
+        _litellm_module = litellm
+    return _litellm_module
+
+
+class LiteLLMPolicy(_RemotePolicy):
+    """`litellm:PROVIDER/MODEL` via `litellm.acompletion` (keys from LiteLLM's usual env vars)."""
+
+    def __init__(self, model: str, settings: LLMSettings, *, api_base: str | None, api_key: str | None):
+        super().__init__(settings)
+        self.model = model
+        self.api_base = api_base
+        self._api_key = api_key
+        self.provider = f"litellm:{model.split('/', 1)[0] if '/' in model else model}"
+
+    async def _request(self, messages: list[Message], kwargs: dict[str, Any], timeout: float) -> Completion:
+        litellm = _litellm()
+        extra: dict[str, Any] = {}
+        if self.api_base:
+            extra["api_base"] = self.api_base
+        if self._api_key:
+            extra["api_key"] = self._api_key
+        response = await litellm.acompletion(
+            model=self.model, messages=messages, timeout=timeout, num_retries=0, max_retries=0, **kwargs, **extra
+        )
+        completion = _completion_from_response(response)
+        completion.cost_usd = self._cost(litellm, response)
+        return completion
+
+    @staticmethod
+    def _cost(litellm: Any, response: Any) -> float | None:
+        """The price of this call when LiteLLM knows the model's price, else None (not 0)."""
+        try:
+            cost = litellm.completion_cost(completion_response=response)
+        except Exception:  # unknown model or provider: litellm raises rather than guessing
+            return None
+        return float(cost) if cost else None
+
+
+# ------------------------------------------------------------------------------- local models
+
+
+class LocalPolicy(LLMPolicy):
+    """`local` (the shipped SmolLM2), `hf:MODEL_OR_PATH` and `hf:BASE+ADAPTER_DIR` on the
+    process's batching engine. Text mode generates; tools/json score the legal moves."""
+
+    def __init__(self, base: str, adapter: str | None, settings: LLMSettings):
+        super().__init__(settings)
+        from arena.llm.engine import get_engine
+
+        self.base = base
+        self.adapter = adapter
+        self.provider = f"local:{base}"
+        # Loaded here so a missing model or adapter is one clear error before any match starts.
+        self.engine = get_engine(base, [adapter] if adapter else None)
+
+    def count_tokens(self, messages: list[Message]) -> int:
+        return self.engine.count_tokens(messages)
+
+    def context_budget(self) -> int:
+        context = min(self.settings.max_context or self.engine.context_length, self.engine.context_length)
+        return max(context - self.settings.max_new_tokens, 1)
+
+    async def _complete(self, messages: list[Message], mode: Mode, legal_moves: list[str] | None, seed: int | None) -> tuple[Completion, RetryStats]:
+        from arena.llm.engine import SamplingParams
+
+        stats = RetryStats(attempts=1)
+        try:
+            if mode is not Mode.TEXT and legal_moves:
+                choice, generation = await self.engine.choose(messages, legal_moves, self.adapter)
+                arguments = json.dumps({"move": choice})
+                completion = Completion(
+                    content=arguments if mode is Mode.JSON else None,
+                    tool_arguments=arguments if mode is Mode.TOOLS else None,
+                    prompt_tokens=generation.prompt_tokens,
+                    completion_tokens=generation.completion_tokens,
+                    finish_reason=generation.finish_reason,
+                )
+                return completion, stats
+            s = self.settings
+            params = SamplingParams(
+                temperature=0.7 if s.temperature is None else s.temperature,
+                top_p=1.0 if s.top_p is None else s.top_p,
+                max_new_tokens=s.max_new_tokens,
+                seed=seed,
+            )
+            generation = await self.engine.chat(messages, params, self.adapter)
+        except (ValueError, RuntimeError) as exc:  # PromptTooLong, a model error: this move fails
+            raise PolicyFailure(f"{self.provider}: {type(exc).__name__}: {str(exc)[:300]}") from exc
+        completion = Completion(
+            content=generation.text,
+            prompt_tokens=generation.prompt_tokens,
+            completion_tokens=generation.completion_tokens,
+            finish_reason=generation.finish_reason,
+        )
+        return completion, stats
+
+
+# ------------------------------------------------------------------------------- factories
+
+
+def _display_name(policy: Policy, spec: PolicySpec) -> Policy:
+    name = spec.params.get("name")
+    if name is not None:
+        if not name.strip():
+            raise PolicySpecError(f"policy spec {spec.text!r}: name must not be empty")
+        policy.name = name.strip()
+    return policy
+
+
+def make_openai(spec: PolicySpec) -> Policy:
+    settings = LLMSettings.from_spec(spec, OPENAI_PARAMS, default_max_new_tokens=256)
+    if not spec.target:
+        raise PolicySpecError(f"policy spec {spec.text!r}: name the model, e.g. openai:gpt-4o-mini")
+    base_url = spec.params.get("base_url") or os.environ.get("OPENAI_BASE_URL") or None
+    api_key = _api_key_from_env(spec, "OPENAI_API_KEY")
+    if not api_key and not base_url:
+        raise PolicySpecError(
+            f"policy spec {spec.text!r}: OPENAI_API_KEY is not set (or give base_url= for a server that needs no key)"
+        )
+    return _display_name(OpenAIPolicy(spec.target, settings, base_url=base_url, api_key=api_key), spec)
+
+
+def make_litellm(spec: PolicySpec) -> Policy:
+    settings = LLMSettings.from_spec(spec, LITELLM_PARAMS, default_max_new_tokens=256)
+    if "/" not in spec.target:
+        raise PolicySpecError(f"policy spec {spec.text!r}: name PROVIDER/MODEL, e.g. litellm:anthropic/claude-3-5-haiku-latest")
+    api_key = _api_key_from_env(spec, None)  # else LiteLLM reads the provider's own variable
+    return _display_name(LiteLLMPolicy(spec.target, settings, api_base=spec.params.get("api_base") or None, api_key=api_key), spec)
+
+
+def make_local(spec: PolicySpec) -> Policy:
+    settings = LLMSettings.from_spec(spec, LOCAL_PARAMS, default_max_new_tokens=48)
+    if spec.kind == "local":
+        if spec.target:
+            raise PolicySpecError(f"policy spec {spec.text!r}: `local` takes no model name; use hf:MODEL for others")
+        base, adapter = "local", None
+    else:
+        if not spec.target:
+            raise PolicySpecError(f"policy spec {spec.text!r}: name the model, e.g. hf:Qwen/Qwen2.5-0.5B-Instruct or hf:BASE+path/to/adapter")
+        base, _, adapter_text = spec.target.partition("+")
+        base, adapter = base.strip(), adapter_text.strip() or None
+        if not base:
+            raise PolicySpecError(f"policy spec {spec.text!r}: the base model before '+' is missing")
+    return _display_name(LocalPolicy(base, adapter, settings), spec)
