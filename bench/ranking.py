@@ -25,14 +25,14 @@ from scipy.stats import kendalltau
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from league.ratings import bt_log_strengths  # noqa: E402
+from league.ratings import OnlineRatings, bt_solve  # noqa: E402
 from league.results import GameResult  # noqa: E402
 from league.scheduling import GameSlot, make_scheduler  # noqa: E402
 
 PLAYERS = 16
 
 
-def games_to_target(kind: str, seed: int, gap: float, batch: int, target: float, cap: int) -> int:
+def games_to_target(kind: str, seed: int, gap: float, batch: int, target: float, cap: int, check_every: int) -> int:
     names = [f"p{i:02d}" for i in range(PLAYERS)]
     true_theta = {name: gap * i for i, name in enumerate(names)}
     slots = [GameSlot("sim")]
@@ -42,6 +42,7 @@ def games_to_target(kind: str, seed: int, gap: float, batch: int, target: float,
         scheduler = make_scheduler(kind, slots, names, budget=cap, seed=seed)
     rng = np.random.default_rng(seed + 10_000)
     finished: list[GameResult] = []
+    standings = OnlineRatings(systems=("bt",))  # incremental tallies; the fit is the league's own
     issued = 0
     while issued < cap:
         pairings = scheduler.next_pairings(finished, issued, batch)
@@ -52,8 +53,12 @@ def games_to_target(kind: str, seed: int, gap: float, batch: int, target: float,
             a, b = pairing.seats
             p_a = 1.0 / (1.0 + np.exp(true_theta[b] - true_theta[a]))
             ranks = (1, 2) if rng.random() < p_a else (2, 1)
-            finished.append(GameResult(pairing.key, pairing.game_id, pairing.seats, ranks))
-        estimate = bt_log_strengths(finished, names)
+            result = GameResult(pairing.key, pairing.game_id, pairing.seats, ranks)
+            finished.append(result)
+            standings.fold(result)
+        if len(finished) % check_every and issued < cap:
+            continue
+        estimate = bt_solve(*standings.overall.bt_matrices(names))[0]
         tau = kendalltau(estimate, [true_theta[n] for n in names]).statistic
         if tau >= target:
             return len(finished)
@@ -66,14 +71,16 @@ def main() -> None:
     parser.add_argument("--gap", type=float, default=0.35, help="log-strength gap between neighbours")
     parser.add_argument("--batch", type=int, default=8, help="matches in flight between rating updates")
     parser.add_argument("--target", type=float, default=0.9, help="Kendall tau to reach")
+    parser.add_argument("--check-every", type=int, default=8, help="compare with the true order every this many games")
+    parser.add_argument("--kinds", default="round_robin,swiss,adaptive")
     parser.add_argument("--cap", type=int, default=20_000, help="give up after this many games")
     args = parser.parse_args()
     print(f"machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"{PLAYERS} players, log-strength gap {args.gap}, batches of {args.batch}, target tau {args.target}, {args.seeds} seeds")
     medians = {}
-    for kind in ("round_robin", "adaptive"):
+    for kind in args.kinds.split(","):
         start = time.perf_counter()
-        needed = [games_to_target(kind, seed, args.gap, args.batch, args.target, args.cap) for seed in range(args.seeds)]
+        needed = [games_to_target(kind, seed, args.gap, args.batch, args.target, args.cap, args.check_every) for seed in range(args.seeds)]
         medians[kind] = statistics.median(needed)
         print(f"{kind:12s} median games {medians[kind]:8.0f}   (min {min(needed)}, max {max(needed)}, {time.perf_counter() - start:.1f} s)")
     ratio = medians["adaptive"] / medians["round_robin"]

@@ -228,7 +228,12 @@ class _Scope:
         return {g: total / (len(self.bt_matches) * m) for g, m in sorted(self.bt_matches.items())}
 
     def bt_theta(self) -> np.ndarray:
-        names = self.names()
+        return bt_solve(*self.bt_matrices())[0]
+
+    def bt_matrices(self, names: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(1, n, n) comparison weights and scores over `names` (default: every rated policy),
+        games pooled with equal weight."""
+        names = self.names() if names is None else list(names)
         index = {name: i for i, name in enumerate(names)}
         n_games = np.zeros((1, len(names), len(names)))
         wins = np.zeros_like(n_games)
@@ -239,7 +244,7 @@ class _Scope:
                 n_games[0, j, i] += weight * count
                 wins[0, i, j] += weight * score
                 wins[0, j, i] += weight * (count - score)
-        return bt_solve(n_games, wins)[0]
+        return n_games, wins
 
     def rows(self, by: str) -> list[RatingRow]:
         _check_system(by)
@@ -405,8 +410,7 @@ def bt_log_strengths(results: Sequence[GameResult], names: Sequence[str]) -> np.
     scope = _Scope(systems=("bt",))
     for result in results:
         scope.fold(result)
-    fitted = dict(zip(scope.names(), scope.bt_theta())) if scope.names() else {}
-    return np.array([fitted.get(name, 0.0) for name in names])
+    return bt_solve(*scope.bt_matrices(names))[0]
 
 
 def bradley_terry(results: Sequence[GameResult], bootstrap: int = 200, seed: int = 0) -> dict[str, tuple[float, float, float]]:
@@ -422,17 +426,25 @@ class OnlineRatings:
     (a few milliseconds), with no interval. `to_dict`/`from_dict` carry the state across processes
     as plain JSON."""
 
-    def __init__(self, model: str = "plackett_luce", elo_k: float = 32.0) -> None:
+    def __init__(self, model: str = "plackett_luce", elo_k: float = 32.0, systems: Sequence[str] = SYSTEMS) -> None:
+        for system in systems:
+            _check_system(system)
         self.model = model
         self.elo_k = float(elo_k)
+        self.systems = tuple(systems)
         self.folded = 0
-        self._overall = _Scope(model, elo_k)
+        self._overall = _Scope(model, elo_k, self.systems)
         self._games: dict[str, _Scope] = {}
+
+    @property
+    def overall(self) -> _Scope:
+        """The pooled standings (schedulers read the Bradley-Terry tallies from here)."""
+        return self._overall
 
     def fold(self, result: GameResult) -> None:
         self._overall.fold(result)
         if result.game_id not in self._games:
-            self._games[result.game_id] = _Scope(self.model, self.elo_k)
+            self._games[result.game_id] = _Scope(self.model, self.elo_k, self.systems)
         self._games[result.game_id].fold(result)
         self.folded += 1
 
@@ -453,6 +465,7 @@ class OnlineRatings:
         return {
             "model": self.model,
             "elo_k": self.elo_k,
+            "systems": list(self.systems),
             "folded": self.folded,
             "overall": self._overall.to_dict(),
             "games": {g: s.to_dict() for g, s in self._games.items()},
@@ -460,10 +473,10 @@ class OnlineRatings:
 
     @classmethod
     def from_dict(cls, state: dict[str, Any]) -> "OnlineRatings":
-        online = cls(state["model"], state["elo_k"])
+        online = cls(state["model"], state["elo_k"], state.get("systems", SYSTEMS))
         online.folded = int(state["folded"])
         online._overall.load(state["overall"])
         for game, scope_state in state["games"].items():
-            online._games[game] = _Scope(online.model, online.elo_k)
+            online._games[game] = _Scope(online.model, online.elo_k, online.systems)
             online._games[game].load(scope_state)
         return online
