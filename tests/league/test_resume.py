@@ -20,18 +20,18 @@ CONFIG = """
 name: crash-test
 seed: 3
 scheduler: round_robin
-matches_per_pair: 40
+matches_per_pair: 20
 concurrency: 6
 games:
   - id: tictactoe
-  - id: connect_four
+  - id: kuhn_poker
   - id: nim
 policies:
   - {name: bot, spec: bot}
   - {name: random, spec: random}
   - {name: random-b, spec: "random,seed=b"}
 """
-KILLS = 6
+KILLS = 5
 
 
 def _finished(store):
@@ -53,18 +53,18 @@ def test_killed_league_resumes_with_exactly_the_scheduled_matches(tmp_path):
     rng = random.Random(7)
     store = Store(db)
     seen = []
-    for _ in range(KILLS):
+    while len(seen) < KILLS and (not seen or seen[-1] < 0.7 * len(expected)):
         before = _finished(store)
         proc = subprocess.Popen(_command(config, db), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60
         # Wait until this run is storing matches, then kill at a random moment mid-flight.
         while _finished(store) <= before and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
-        time.sleep(rng.uniform(0.0, 0.4))
+        time.sleep(rng.uniform(0.0, 0.3))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         seen.append(_finished(store))
-    assert 0 < seen[-1] < len(expected), f"the kills did not land mid-league: {seen} of {len(expected)}"
+    assert len(seen) >= 3 and 0 < seen[-1] < len(expected), f"the kills did not land mid-league: {seen} of {len(expected)}"
     assert seen == sorted(seen)  # finished matches only ever grow
     done = subprocess.run(_command(config, db), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
