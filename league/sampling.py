@@ -22,6 +22,8 @@ WEIGHTINGS = ("hard", "var")
 
 def pfsp_weight(win_rate: float, weighting: str = "hard", p: float = 2.0) -> float:
     if weighting == "hard":
+        if p < 0:
+            raise ValueError(f"PFSP exponent p must be >= 0, got {p}")
         return (1.0 - win_rate) ** p
     if weighting == "var":
         return win_rate * (1.0 - win_rate)
@@ -41,6 +43,12 @@ def sample_opponents(
     """k opponents (with replacement). `candidates` are past checkpoints, oldest first."""
     if mode not in MODES:
         raise ValueError(f"unknown opponent sampling mode {mode!r} (choose {', '.join(MODES)})")
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    bad = {c: x for c, x in win_rate.items() if not 0.0 <= x <= 1.0}
+    if bad:
+        name, value = next(iter(bad.items()))
+        raise ValueError(f"win rate against {name!r} must be in [0, 1], got {value}")
     if mode == "self" or not candidates:
         return [current] * k
     if mode == "latest":

@@ -29,3 +29,15 @@ def test_other_modes_and_errors():
         sample_opponents(["a"], {}, "league", rng)
     with pytest.raises(ValueError, match="unknown PFSP weighting"):
         pfsp_weight(0.5, "soft")
+
+
+def test_bad_inputs_name_the_problem():
+    rng = random.Random(3)
+    with pytest.raises(ValueError, match="k must be at least 1"):
+        sample_opponents(["a"], {}, "uniform", rng, k=0)
+    with pytest.raises(ValueError, match="win rate against 'a' must be in"):
+        sample_opponents(["a"], {"a": 1.5}, "pfsp", rng)
+    with pytest.raises(ValueError, match="exponent"):
+        pfsp_weight(0.5, "hard", p=-1)
+    # higher p sharpens the focus on the hardest opponent
+    assert pfsp_weight(0.3, p=4) / pfsp_weight(0.7, p=4) > pfsp_weight(0.3, p=1) / pfsp_weight(0.7, p=1)
