@@ -305,6 +305,8 @@ class NativeGame(Game):
             raise GameError(
                 f"{self.id}: state is for {state.get('num_players')} players, not {self.num_players}"
             )
+        if _json_copy(state.get("options", {})) != _json_copy(self.options):
+            raise GameError(f"{self.id}: state was saved with options {state.get('options')}, this game has {self.options}")
         for name in self._BASE_FIELDS + self.STATE_FIELDS:
             setattr(self, name, _json_copy(state[name]))
         version, internal, gauss = state["rng"]
@@ -375,12 +377,15 @@ class NativeGame(Game):
             if not self.finished and len(self.alive()) == 1:
                 self.finish(self._elimination_scores(), "last player standing")
             return "eliminate"
-        # Forfeit: the offender ranks last, players still in share first place, and players
-        # eliminated earlier sit in between in reverse order of elimination.
-        n = self.num_players
-        scores = [float(n)] * n
-        for k, out in enumerate(reversed(self.eliminated)):
-            scores[out] = float(n - 1 - k)
+        if rule is InvalidMoveRule.ELIMINATE:
+            # Two left: the offender is out like any eliminated player, so it still ranks above
+            # the players knocked out before it ("the last one out ranks second").
+            self.eliminated.append(player)
+            self.log.append(f"{self.role(player)} was eliminated after invalid moves ({error})")
+            self.finish(self._elimination_scores(), f"{self.role(player)} forfeited: {error}")
+            return "forfeit"
+        # Forfeit: the offender ranks last and everyone else shares first place.
+        scores = [1.0] * self.num_players
         scores[player] = -1.0
         self.finish(scores, f"{self.role(player)} forfeited: {error}")
         return "forfeit"

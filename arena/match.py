@@ -152,6 +152,9 @@ async def play_match(
             record.outcome = None
             break
         players = game.to_act()
+        if not players:  # a game bug: not over, yet nobody may move; never spin forever
+            record.status = "aborted"
+            break
         # Simultaneous rounds ask everyone at once; moves are only revealed once all have chosen.
         answers = await asyncio.gather(*(ask(p) for p in players))
         for player, request, reply, error, latency in answers:

@@ -5,143 +5,65 @@
 - Observations: TextArena queues messages per player and `get_observation()` drains them, which
   makes observing destructive. We drain every player's queue after each step into our own
   per-player logs, so `observe()` is idempotent, never shows one player another's messages, and no
-  observation wrapper can leak history across resets (a known TextArena wrapper pitfall).
+  observation wrapper can leak history across resets (a known TextArena wrapper pitfall). Each
+  reset builds a fresh env for the same reason.
 - Chance: TextArena seeds and draws from the *global* `random` module (and some games from
   numpy's). Concurrent matches in one process would interleave those draws, so each adapted game
   keeps its own generator states and swaps them in around every call into TextArena.
+- Legal moves: read from state where cheap, else candidates filtered by stepping a copy of the
+  env, so legality is TextArena's own (see games/_textarena_moves.py). None for free text.
+- Eliminations: some TextArena envs eliminate a player for invalid moves and then keep asking that
+  player to move (Poker, PublicGoodsGame, Santorini). The adapter passes the turn to the next
+  player still in, and ends the game when one is left (survivor first, then reverse elimination).
 - State: TextArena envs are not serialisable. Our state is the seed plus the action log; restoring
   replays it, which is exact because the game is deterministic given the seed.
-- Availability: each env is probed once (reset at 1-6 players) and the result cached on disk per
-  textarena and Python version; failures are classified into one line a user can act on.
+- Availability: see games/_textarena_probe.py (probed once, cached on disk, one-line reasons).
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import difflib
-import io
 import json
-import os
 import random
-import re
-import sys
-from functools import lru_cache
-from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import numpy as np
 
 from arena.game import Game, GameError, GameInfo, Observation, Outcome, StepResult, ranks_from_scores
+from games._textarena_moves import CANDIDATES, LEGAL_MOVES, listed_moves, mentioned_actions
+from games._textarena_probe import offline, probe_all, probe_one, quiet, registry
 
 PREFIX = "textarena:"
-PROBE_PLAYER_COUNTS = (1, 2, 3, 4, 5, 6)
-PROBE_VERSION = 2
+MAX_TRIALS = 48  # candidate moves tried on a copy of the env per random move
+RECENT_MESSAGES = 6  # messages a free-text random move draws its bracketed actions from
 
-# A representative sample run through the whole conformance suite in CI: perfect- and
-# imperfect-information games, free text, chance, and 3+ players.
+# A representative sample run through the whole conformance suite: perfect- and imperfect-
+# information games, cards, dice, free text, chance, moves listed by the game or found by trial,
+# TextArena's elimination rule, and 3 players.
 CONFORMANCE_SAMPLE = [
     "TicTacToe-v0",
     "ConnectFour-v0",
     "KuhnPoker-v0",
     "Nim-v0",
     "Battleship-v0",
+    "LiarsDice-v0",
+    "Poker-v0",
+    "Briscola-v0",
+    "Othello-v0",
+    "Breakthrough-v0",
     "IteratedPrisonersDilemma-v0",
     "SimpleNegotiation-v0",
-    "LiarsDice-v0",
     "ThreePlayerTicTacToe-v0",
 ]
 
 
-# ---- availability ---------------------------------------------------------------------------
-def _classify(exc: BaseException) -> str:
-    """One line a user can act on, from the exception an env raised at import or reset."""
-    text = str(exc)
-    if isinstance(exc, SyntaxError) or "SyntaxError" in text:
-        return "needs Python 3.12+ (its code uses newer syntax)"
-    if isinstance(exc, LookupError) and ("nltk" in text.lower() or "Resource" in text):
-        return "downloads NLTK data at run time (no network here)"
-    if "OPENROUTER_API_KEY" in text or "OpenRouter" in text:
-        return "needs OPENROUTER_API_KEY for its judge model"
-    if isinstance(exc, FileNotFoundError):
-        return "data files missing from the textarena wheel"
-    if isinstance(exc, ImportError):
-        return f"fails to import: {text.split('Error: ')[-1][:120]}"
-    return f"fails to start: {type(exc).__name__}: {text[:120]}"
-
-
-_SINK = open(os.devnull, "w")  # never closed: libraries (nltk) keep the stream they saw
-
-
-@contextlib.contextmanager
-def _quiet() -> Iterator[None]:
-    """TextArena envs print while they build; keep the user's terminal clean."""
-    with contextlib.redirect_stdout(_SINK), contextlib.redirect_stderr(_SINK):
-        yield
-
-
-def _registry() -> dict[str, Any]:
-    with _quiet():
-        from textarena.envs.registration import ENV_REGISTRY
-    return ENV_REGISTRY
-
-
-def _probe_one(env_id: str) -> dict[str, Any]:
-    import textarena as ta
-
-    counts: list[int] = []
-    reason = ""
-    saved = random.getstate(), np.random.get_state()
-    try:
-        for n in PROBE_PLAYER_COUNTS:
-            try:
-                with _quiet():
-                    env = ta.make(env_id)
-                    env.reset(num_players=n, seed=0)
-                counts.append(n)
-            except AssertionError:
-                continue  # wrong player count for this game
-            except Exception as exc:  # noqa: BLE001 - we classify whatever the env raised
-                reason = _classify(exc)
-                if not isinstance(exc, ValueError) or "OpenRouter" in str(exc):
-                    break
-    finally:
-        random.setstate(saved[0])
-        np.random.set_state(saved[1])
-    if not counts and not reason:
-        reason = f"resets with none of {PROBE_PLAYER_COUNTS[0]}-{PROBE_PLAYER_COUNTS[-1]} players"
-    return {"players": counts, "reason": "" if counts else reason}
-
-
-def _cache_path() -> Path:
-    import textarena
-
-    base = Path(os.environ.get("ARENA_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "arena")
-    version = getattr(textarena, "__version__", "unknown")
-    return base / f"textarena-probe-v{PROBE_VERSION}-{version}-py{sys.version_info.major}.{sys.version_info.minor}.json"
-
-
-@lru_cache(maxsize=1)
-def probe_all() -> dict[str, dict[str, Any]]:
-    """env id -> {"players": [...], "reason": str} for every `-v0` id, cached on disk."""
-    path = _cache_path()
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        pass
-    result = {env_id: _probe_one(env_id) for env_id in sorted(_registry()) if env_id.endswith("-v0")}
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(result, indent=1))
-        tmp.replace(path)
-    except OSError:
-        pass  # a read-only home only costs a re-probe
-    return result
-
-
+# ---- listing and building ----------------------------------------------------------------------
 def game_infos() -> list[GameInfo]:
+    """Every TextArena `-v0` id; fast once probed (the probe result is cached on disk)."""
     infos = []
-    for env_id, probe in probe_all().items():
+    for env_id, probe in sorted(probe_all().items()):
         players = probe["players"] or [2]
         infos.append(
             GameInfo(
@@ -158,79 +80,29 @@ def game_infos() -> list[GameInfo]:
 
 
 def make(env_id: str, num_players: int | None = None, **options: Any) -> "TextArenaGame":
+    """Build a TextArena game; unknown ids and games that cannot run here raise one clear line."""
     from games.registry import UnknownGameError
 
-    registry = _registry()
-    if env_id not in registry:
-        close = difflib.get_close_matches(env_id, [i for i in registry if i.endswith("-v0")], n=3, cutoff=0.5)
-        hint = f"; did you mean {', '.join(PREFIX + c for c in close)}?" if close else "; run `arena games --source textarena`"
-        raise UnknownGameError(f"unknown TextArena game {PREFIX + env_id!r}{hint}")
-    probe = probe_all().get(env_id) or _probe_one(env_id)
+    probes = probe_all()
+    probe = probes.get(env_id)
+    if probe is None:
+        known = registry()
+        if env_id not in known:
+            close = difflib.get_close_matches(env_id, sorted(probes) or [i for i in known if i.endswith("-v0")], n=3, cutoff=0.5)
+            hint = f"; did you mean {', '.join(PREFIX + c for c in close)}?" if close else "; run `arena games --source textarena`"
+            raise UnknownGameError(f"unknown TextArena game {PREFIX + env_id!r}{hint}")
+        probe = probe_one(env_id)  # a registered variant outside the `-v0` listing (e.g. `-raw`)
     if not probe["players"]:
         raise GameError(f"{PREFIX}{env_id} cannot run here: {probe['reason']}")
     players = probe["players"]
-    n = num_players if num_players is not None else (2 if 2 in players else players[0])
+    n = int(num_players) if num_players is not None else (2 if 2 in players else players[0])
     if n not in players:
-        raise GameError(f"{PREFIX}{env_id} takes {', '.join(map(str, players))} players, not {n}")
+        raise GameError(f"{PREFIX}{env_id} takes {_spans(players)} players, not {n}")
     return TextArenaGame(env_id, n, **options)
 
 
-# ---- legal moves where TextArena's state makes them cheap to list ------------------------------
-def _board_cells(env: Any, player: int) -> list[str]:
-    board = env.state.game_state["board"]
-    size = len(board)
-    return [f"[{r * size + c}]" for r in range(size) for c in range(size) if board[r][c] == ""]
-
-
-def _connect_four(env: Any, player: int) -> list[str]:
-    board = env.state.game_state["board"]
-    return [f"[col {c}]" for c in range(len(board[0])) if board[0][c] == "."]
-
-
-def _kuhn(env: Any, player: int) -> list[str]:
-    tree = env.state.game_state.get("current_legal_action_tree")
-    return [f"[{k}]" for k in tree] if isinstance(tree, dict) else []
-
-
-def _nim(env: Any, player: int) -> list[str]:
-    piles = env.state.game_state["piles"]
-    return [f"[{i} {q}]" for i, size in enumerate(piles) for q in range(1, size + 1)]
-
-
-def _battleship(env: Any, player: int) -> list[str]:
-    size = env.grid_size
-    fired = env.state.game_state["tracking_board"][player]
-    return [f"[{chr(65 + r)}{c}]" for r in range(size) for c in range(size) if fired[r][c] == "~"]
-
-
-def _liars_dice(env: Any, player: int) -> list[str]:
-    gs = env.state.game_state
-    bid = gs["current_bid"]
-    total = sum(gs["remaining_dice"].values())
-    moves = ["[Call]"] if gs["last_bidder_id"] is not None and bid["quantity"] > 0 else []
-    for quantity in range(max(1, bid["quantity"]), total + 1):
-        for face in range(max(1, bid["face_value"]), 7):
-            if (quantity, face) != (bid["quantity"], bid["face_value"]):
-                moves.append(f"[Bid: {quantity}, {face}]")
-    return moves
-
-
-def _snake(env: Any, player: int) -> list[str]:
-    return ["[up]", "[down]", "[left]", "[right]"]
-
-
-LEGAL_MOVES: dict[str, Callable[[Any, int], list[str]]] = {
-    "TicTacToe-v0": _board_cells,
-    "ConnectFour-v0": _connect_four,
-    "KuhnPoker-v0": _kuhn,
-    "Nim-v0": _nim,
-    "Battleship-v0": _battleship,
-    "LiarsDice-v0": _liars_dice,
-    "Snake-v0": _snake,
-    "ThreePlayerTicTacToe-v0": _board_cells,
-}
-
-_BRACKETED = re.compile(r"\[([^\[\]\n]{1,40})\]")
+def _spans(counts: list[int]) -> str:
+    return f"{counts[0]}-{counts[-1]}" if len(counts) > 1 and counts == list(range(counts[0], counts[-1] + 1)) else ", ".join(map(str, counts))
 
 
 class TextArenaGame(Game):
@@ -258,16 +130,18 @@ class TextArenaGame(Game):
 
     # ---- chance isolation ---------------------------------------------------------------------
     @contextlib.contextmanager
-    def _own_chance(self) -> Iterator[None]:
+    def _own_chance(self, keep: bool = True) -> Iterator[None]:
+        """Run TextArena code on this game's own generator states; `keep=False` for trials."""
         outer = random.getstate(), np.random.get_state()
         random.setstate(self._py_state)
         np.random.set_state(self._np_state)
         try:
-            with _quiet():
+            with quiet():
                 yield
         finally:
-            self._py_state = random.getstate()
-            self._np_state = np.random.get_state()
+            if keep:
+                self._py_state = random.getstate()
+                self._np_state = np.random.get_state()
             random.setstate(outer[0])
             np.random.set_state(outer[1])
 
@@ -277,16 +151,15 @@ class TextArenaGame(Game):
 
         self.seed = int(seed)
         self._actions = []
-        self._logs: list[list[tuple[int, str, str]]] = [[] for _ in range(self.num_players)]
+        self._logs = [[] for _ in range(self.num_players)]
         self._feedback: list[str | None] = [None] * self.num_players
         self._rendered: list[tuple[int, str]] = [(0, "")] * self.num_players
         self._forced_result: dict[str, Any] | None = None
-        seeded = random.Random(self.seed)
-        self._py_state = seeded.getstate()
+        self._moves_at: tuple[int, int, list[str] | None] | None = None
+        self._py_state = random.Random(self.seed).getstate()
         self._np_state = np.random.RandomState(self.seed % 2**32).get_state()
-        with self._own_chance():
-            # A fresh env per reset: no state can leak from the previous game.
-            self._env = ta.make(self.env_id, **self.options)
+        with self._own_chance(), offline():
+            self._env = ta.make(self.env_id, **self.options)  # fresh: nothing leaks from the last game
             self._env.reset(num_players=self.num_players, seed=self.seed)
         self._drain()
 
@@ -310,19 +183,50 @@ class TextArenaGame(Game):
         return self._forced_result is not None or bool(self._env.state.done)
 
     def legal_moves(self, player: int) -> list[str] | None:
-        if self.is_over():
+        if self.is_over() or player not in self.to_act():
             return None
+        key = (len(self._actions), player)
+        if self._moves_at is not None and self._moves_at[:2] == key:
+            return self._moves_at[2]
+        moves = self._find_legal_moves(player)
+        self._moves_at = (*key, moves)
+        return moves
+
+    def _find_legal_moves(self, player: int) -> list[str] | None:
         lister = LEGAL_MOVES.get(self.env_id)
-        if lister is None or player not in self.to_act():
+        if lister is not None:
+            return lister(self._env, player)
+        candidates: list[str] | None = None
+        generator = CANDIDATES.get(self.env_id)
+        if generator is not None:
+            found, exhaustive = generator(self._env, player, random.Random(0))
+            candidates = found if exhaustive else None
+        else:
+            candidates = listed_moves([text for _s, text, _k in self._logs[player][-RECENT_MESSAGES:]])
+        if candidates is None:
             return None
-        return lister(self._env, player)
+        accepted = [move for move in dict.fromkeys(candidates) if self._accepts(move)]
+        return accepted or None
+
+    def _accepts(self, action: str) -> bool:
+        """Would TextArena take `action` now as a valid move? Stepped on a copy of the env."""
+        state = self._env.state
+        player = int(state.current_player_id)
+        with self._own_chance(keep=False):
+            trial = copy.deepcopy(self._env)
+            before = _snapshot(trial.state, player)
+            try:
+                trial.step(action)
+            except Exception:  # noqa: BLE001 - an env that crashes on a move did not accept it
+                return False
+        return _verdict(trial.state, player, before) == "valid"
 
     def observe(self, player: int) -> Observation:
         self._check_player(player)
         return Observation(
             player=player,
             text=self._render(player),
-            legal_moves=self.legal_moves(player) if player in self.to_act() else None,
+            legal_moves=self.legal_moves(player),
             turn=len(self._actions),
             role=self.role(player),
             feedback=self._feedback[player],
@@ -342,43 +246,62 @@ class TextArenaGame(Game):
             self._rendered[player] = (len(log), text)
         return text
 
-    def role(self, player: int) -> str:
-        return f"Player {player}"
-
     def step(self, player: int, action: str) -> StepResult:
         self._check_player(player, must_act=True)
-        state = self._env.state
-        turn_before = state.turn
+        before = _snapshot(self._env.state, player)
         try:
             with self._own_chance():
                 self._env.step(str(action))
         except Exception as exc:  # noqa: BLE001 - a TextArena bug on odd input must not end the league
             # Rebuild the game as it was, then let TextArena's own invalid-move rule apply.
-            snapshot = self._actions
-            self.set_state({"seed": self.seed, "actions": snapshot, "num_players": self.num_players, "options": self.options})
+            self.set_state({"seed": self.seed, "actions": self._actions, "num_players": self.num_players, "options": self.options})
             return self._apply_textarena_invalid(player, f"the game could not process this move ({type(exc).__name__})")
         self._actions.append([player, str(action)])
         fresh = self._drain()
-        return self._result_for(player, turn_before, fresh[player])
+        return self._result_for(player, before, fresh[player])
 
-    def _result_for(self, player: int, turn_before: int, fresh: list[tuple[int, str, str]]) -> StepResult:
-        state = self._env.state
-        info = state.game_info.get(player, {}) if isinstance(state.game_info, dict) else {}
-        admin = [text for _s, text, kind in fresh if kind == "GAME_ADMIN" or "invalid move" in text.lower()]
-        invalid_flag = bool(info.get("invalid_move"))
-        if state.done:
-            if invalid_flag:
-                return StepResult(valid=False, feedback=admin[-1] if admin else str(info.get("reason", "invalid move")), penalty="forfeit")
+    def _result_for(self, player: int, before: dict[str, Any], fresh: list[tuple[int, str, str]]) -> StepResult:
+        verdict = _verdict(self._env.state, player, before)
+        admin = [text for _s, text, kind in fresh if kind == "GAME_ADMIN" or "invalid" in text.lower()]
+        if verdict == "valid":
             self._feedback[player] = None
-            return StepResult(valid=True, move=None)
-        if state.turn == turn_before:  # TextArena only advances the turn on a valid move
-            if invalid_flag or getattr(state, "elimination_order", None) and player in state.elimination_order:
-                self._feedback[player] = None
-                return StepResult(valid=False, feedback=admin[-1] if admin else "invalid move", penalty="eliminate")
+            self._settle_eliminations()
+            return StepResult(valid=True)
+        if verdict == "retry":
             self._feedback[player] = admin[-1] if admin else "Invalid move; try again."
             return StepResult(valid=False, feedback=self._feedback[player])
         self._feedback[player] = None
-        return StepResult(valid=True)
+        reason = admin[-1] if admin else self._reason() or "invalid move"
+        if verdict == "eliminated":
+            self._settle_eliminations()
+            return StepResult(valid=False, feedback=reason, penalty="forfeit" if self._ended_by(player) else "eliminate")
+        return StepResult(valid=False, feedback=reason, penalty="forfeit")
+
+    def _ended_by(self, player: int) -> bool:
+        """Did eliminating `player` end the game (a two-player game is then a forfeit)?"""
+        return self.is_over() and self.outcome().ranks[player] == max(self.outcome().ranks)
+
+    def _settle_eliminations(self) -> None:
+        """Pass the turn on when TextArena leaves an eliminated player to move; end the game when
+        one player is left. Envs that handle their eliminations never reach either branch."""
+        state = self._env.state
+        order = list(dict.fromkeys(getattr(state, "elimination_order", None) or []))
+        if state.done or int(state.current_player_id) not in order:
+            return
+        alive = [p for p in range(self.num_players) if p not in order]
+        if len(alive) <= 1:
+            placing = alive + order[::-1]  # survivor first, then the last one out, ...
+            scores = [0.0] * self.num_players
+            for place, p in enumerate(placing):
+                scores[p] = float(self.num_players - 1 - place)
+            out = ", ".join(f"Player {p}" for p in order)
+            self._forced_result = {"scores": scores, "ranks": ranks_from_scores(scores), "reason": f"{out} eliminated after invalid moves; last player standing"}
+            return
+        nxt = (int(state.current_player_id) + 1) % self.num_players
+        while nxt in order:
+            nxt = (nxt + 1) % self.num_players
+        state.current_player_id = nxt
+        state.error_count = 0
 
     def fail(self, player: int, reason: str) -> StepResult:
         self._check_player(player, must_act=True)
@@ -390,13 +313,12 @@ class TextArenaGame(Game):
 
     def _apply_textarena_invalid(self, player: int, reason: str) -> StepResult:
         self._actions.append([player, {"invalid": reason}])
-        state = self._env.state
-        turn_before = state.turn
+        before = _snapshot(self._env.state, player)
         with self._own_chance():
-            state.set_invalid_move(reason=reason)
-            state.step()
+            self._env.state.set_invalid_move(reason=reason)
+            self._env.state.step()
         fresh = self._drain()
-        return self._result_for(player, turn_before, fresh[player])
+        return self._result_for(player, before, fresh[player])
 
     def _apply_fail(self, player: int, reason: str) -> StepResult:
         """TextArena's invalid-move rule, applied at once: exhaust the allowance, then one more."""
@@ -407,8 +329,9 @@ class TextArenaGame(Game):
         if state.done:
             return StepResult(valid=False, feedback=reason, penalty="forfeit")
         if player in (getattr(state, "elimination_order", None) or []):
-            return StepResult(valid=False, feedback=reason, penalty="eliminate")
-        # A game whose state ignores the allowance: decide it here so the match still ends.
+            self._settle_eliminations()
+            return StepResult(valid=False, feedback=reason, penalty="forfeit" if self._ended_by(player) else "eliminate")
+        # A state that leaves the penalty to an env that ignores it: decide it here so the match ends.
         scores = [1.0] * self.num_players
         scores[player] = -1.0
         self._forced_result = {"scores": scores, "ranks": ranks_from_scores(scores), "reason": f"Player {player} failed to move: {reason}"}
@@ -419,22 +342,27 @@ class TextArenaGame(Game):
             raise GameError(f"{self.id}: outcome() called before the game is over")
         if self._forced_result is not None:
             return Outcome.from_dict(self._forced_result)
-        state = self._env.state
-        rewards = state.rewards or {}
+        rewards = self._env.state.rewards or {}
         scores = [float(rewards.get(p, 0.0)) for p in range(self.num_players)]
+        return Outcome(scores=scores, ranks=ranks_from_scores(scores), reason=self._reason() or "game over")
+
+    def _reason(self) -> str:
+        state = self._env.state
         info = state.game_info if isinstance(state.game_info, dict) else {}
-        reasons = [str(info.get(p, {}).get("reason", "")) for p in range(self.num_players)]
-        reason = next((r for r in reasons if r), "game over")
-        return Outcome(scores=scores, ranks=ranks_from_scores(scores), reason=reason)
+        reasons = [str(info.get(p, {}).get("reason") or "") for p in range(self.num_players)]
+        extra = getattr(state, "info", None)
+        reasons.append(str(extra.get("reason") or "") if isinstance(extra, dict) else "")
+        return next((r for r in reasons if r), "")
 
     def get_state(self) -> dict[str, Any]:
         return {"seed": self.seed, "actions": json.loads(json.dumps(self._actions)), "num_players": self.num_players, "options": dict(self.options)}
 
     def set_state(self, state: dict[str, Any]) -> None:
+        """Replay the seed and the action log (TextArena envs cannot be serialised)."""
         if state.get("num_players") != self.num_players:
             raise GameError(f"{self.id}: state is for {state.get('num_players')} players, not {self.num_players}")
         self.reset(int(state["seed"]))
-        for player, action in state["actions"]:
+        for player, action in list(state["actions"]):
             if isinstance(action, dict) and "fail" in action:
                 self.fail(player, action["fail"])
             elif isinstance(action, dict) and "invalid" in action:
@@ -444,23 +372,41 @@ class TextArenaGame(Game):
 
     # ---- movers ----------------------------------------------------------------------------------
     def random_move(self, player: int, rng: random.Random) -> str:
+        """A uniformly random legal move where they are known; otherwise a random candidate that
+        TextArena accepts (bracketed actions the game mentioned, the game's own templates)."""
         legal = self.legal_moves(player)
         if legal:
             return rng.choice(legal)
-        # No listed moves: pick a bracketed action the game mentioned to this player lately.
-        recent = " ".join(text for _s, text, _k in self._logs[player][-6:])
-        options = sorted(set(_BRACKETED.findall(recent)))
-        if options:
-            return f"[{rng.choice(options)}]"
-        return rng.choice(["[accept]", "[pass]", "hello", "[0]", "[1]"])
+        candidates: list[str] = []
+        generator = CANDIDATES.get(self.env_id)
+        if generator is not None:
+            candidates += generator(self._env, player, rng)[0]
+        candidates += mentioned_actions([text for _s, text, _k in self._logs[player][-RECENT_MESSAGES:]])
+        candidates = list(dict.fromkeys(candidates))
+        rng.shuffle(candidates)
+        for move in candidates[:MAX_TRIALS]:
+            if self._accepts(move):
+                return move
+        return candidates[0]
 
     def secrets(self, player: int) -> list[str]:
-        if self.env_id == "KuhnPoker-v0" and not self.is_over():
-            gs = self._env.state.game_state
-            round_no = gs.get("current_round")
+        """Private information we can name cheaply: Kuhn card, Liar's Dice dice, Poker hole cards.
+        Dice and hole cards only for the first round/hand, where no earlier view can hold the same
+        phrase by coincidence."""
+        if self.is_over():
+            return []
+        gs = self._env.state.game_state
+        if self.env_id == "KuhnPoker-v0":
             card = {0: "J", 1: "Q", 2: "K"}.get(gs.get("player_cards", {}).get(player))
             if card is not None:
-                return [f"Starting round {round_no} out of {self._env.max_rounds} rounds. Your card is: '{card}'"]
+                return [f"Starting round {gs.get('current_round')} out of {self._env.max_rounds} rounds. Your card is: '{card}'"]
+        if self.env_id == "LiarsDice-v0" and all(n == 5 for n in gs["remaining_dice"].values()):
+            phrases = {p: "Your current Dice are: " + ", ".join(map(str, dice)) for p, dice in gs["dice_rolls"].items()}
+            return _unique_phrase(phrases, player)
+        if self.env_id == "Poker-v0" and gs.get("round") == 1:
+            phrases = {p: "Your hole: " + ", ".join(f"{c['rank']}{c['suit']}" for c in hand) for p, hand in gs["player_hands"].items()}
+            shown = phrases.get(player, "") in self._render(player)  # TextArena shows it on one's turn
+            return _unique_phrase(phrases, player) if shown else []
         return []
 
     def _check_player(self, player: int, must_act: bool = False) -> None:
@@ -471,3 +417,35 @@ class TextArenaGame(Game):
                 raise GameError(f"{self.id}: the game is over")
             if player not in self.to_act():
                 raise GameError(f"{self.id}: it is not player {player}'s turn")
+
+
+def _unique_phrase(phrases: dict[int, str], player: int) -> list[str]:
+    mine = phrases.get(player)
+    if not mine or any(mine in other for p, other in phrases.items() if p != player):
+        return []
+    return [mine]
+
+
+def _snapshot(state: Any, player: int) -> dict[str, Any]:
+    info = state.game_info.get(player, {}) if isinstance(state.game_info, dict) else {}
+    return {
+        "turn": state.turn,
+        "flagged": bool(info.get("invalid_move")),
+        "eliminated": list(getattr(state, "elimination_order", None) or []).count(player),
+    }
+
+
+def _verdict(state: Any, player: int, before: dict[str, Any]) -> str:
+    """How TextArena took `player`'s move: valid, retry (allowance left), eliminated or forfeit.
+    TextArena advances its turn counter only on a valid move; running out of allowance sets the
+    player's invalid_move flag (two-player games end, free-for-all games eliminate)."""
+    after = _snapshot(state, player)
+    newly_flagged = after["flagged"] and not before["flagged"]
+    newly_out = after["eliminated"] > before["eliminated"]
+    if after["turn"] != before["turn"] and not newly_flagged and not newly_out:
+        return "valid"
+    if newly_out or (newly_flagged and not state.done):
+        return "eliminated"
+    if state.done:
+        return "forfeit"
+    return "retry"
