@@ -25,7 +25,7 @@ import re
 import time
 from abc import abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Awaitable, Callable
 from urllib.parse import urlparse
 
 from arena.llm.parsing import ParsedMove, parse_move, parse_structured
@@ -293,6 +293,8 @@ def _api_key_from_env(spec: PolicySpec, default_var: str | None) -> str | None:
 class _RemotePolicy(LLMPolicy):
     """Shared by OpenAI and LiteLLM: sampling arguments and the retry wrapper."""
 
+    sleep: Callable[[float], Awaitable[Any]] = staticmethod(asyncio.sleep)  # tests record the waits
+
     def _sampling_kwargs(self, seed: int | None) -> dict[str, Any]:
         s = self.settings
         kwargs: dict[str, Any] = {"max_tokens": s.max_new_tokens}
@@ -314,7 +316,9 @@ class _RemotePolicy(LLMPolicy):
 
     async def _complete(self, messages: list[Message], mode: Mode, legal_moves: list[str] | None, seed: int | None) -> tuple[Completion, RetryStats]:
         kwargs = {**self._sampling_kwargs(seed), **self._structured_kwargs(mode, legal_moves)}
-        return await call_with_retries(lambda timeout: self._request(messages, kwargs, timeout), self.settings.retry, what=self.provider)
+        return await call_with_retries(
+            lambda timeout: self._request(messages, kwargs, timeout), self.settings.retry, what=self.provider, sleep=self.sleep
+        )
 
     @abstractmethod
     async def _request(self, messages: list[Message], kwargs: dict[str, Any], timeout: float) -> Completion:
