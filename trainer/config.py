@@ -139,7 +139,7 @@ class AlgorithmSettings(_Strict):
 
 class CheckpointSettings(_Strict):
     every: int = Field(10, ge=1)  # steps between checkpoints (the last step is always saved)
-    register: bool = True  # add each checkpoint to the league store as a policy
+    register_in_league: bool = True  # add each checkpoint to the league store as a policy
     db: str | None = None  # SQLAlchemy URL of the league store; $ARENA_DB, else sqlite:///arena.db
 
 

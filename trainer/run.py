@@ -1,0 +1,305 @@
+"""One training run: rollouts -> rewards -> advantages -> PPO-style update, checkpoint, repeat.
+
+    step k:  plan groups of games (same seed and seats per group), play them through
+             arena.match.play_match with the live adapter in the learner's seats,
+             score every trained seat from its MatchRecord (trainer.rewards),
+             turn rewards into advantages (trainer.advantages), one sample per learner turn,
+             optimise the adapter (trainer.learner), log, and every N steps save
+             runs/NAME/step-k, register it in the league store and (optionally) evaluate it
+             with league matches against the base model and bots.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import uuid
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from trainer.advantages import RoleBaselines, compute_advantages
+from trainer.checkpoints import list_checkpoints, load_state, restore_rng, rng_state, save_checkpoint
+from trainer.config import TrainConfig
+from trainer.learner import Learner, Sample, write_initial_adapter
+from trainer.metrics import MetricsLogger, truncate_after
+from trainer.rewards import Episode, RewardModel, is_format_failure, outcome_reward
+from trainer.rollouts import OpponentCache, OpponentPool, TrainingPolicy, play_games, plan_games
+
+
+class TrainError(ValueError):
+    """The run cannot start or continue (existing run without --resume, a bad adapter): one line."""
+
+
+@dataclass
+class StepReport:
+    step: int
+    metrics: dict[str, Any]
+    checkpoint: Path | None = None
+
+
+def checkpoint_spec(base: str, folder: Path) -> str:
+    return f"hf:{base}+{folder.resolve()}"
+
+
+class Trainer:
+    def __init__(self, config: TrainConfig, *, resume: bool = False, use_wandb: bool | None = None, on_event: Callable[[str, Any], None] | None = None):
+        self.config = config
+        self.run_dir = config.run_dir
+        self.resume = resume
+        self.use_wandb = config.logging.wandb if use_wandb is None else use_wandb
+        self.on_event = on_event or (lambda kind, payload: None)
+        self.rng = random.Random(config.seed)
+        self.pool = OpponentPool(list(config.opponents))
+        self.baselines = RoleBaselines(config.algorithm.ema_decay)
+        self.rewards = RewardModel(config.rewards)
+        self.step = 0
+        self.learner: Learner | None = None
+        self.live_dir: Path | None = None
+        self.ref_dir: Path | None = None
+
+    # ---- setup ------------------------------------------------------------------------------
+
+    def setup(self) -> None:
+        from arena.llm.engine import get_engine
+
+        existing = list_checkpoints(self.run_dir)
+        if existing and not self.resume:
+            raise TrainError(f"{self.run_dir} already has checkpoints (last: step-{existing[-1][0]}); pass --resume to continue it or choose another name")
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        (self.run_dir / "config.yaml").write_text(_yaml(self.config.model_dump(mode="json")), encoding="utf-8")
+        # The live adapter gets a folder of its own per process: the engine addresses adapters by
+        # path, so a fresh folder guarantees a fresh, trainable adapter even in a long-lived process.
+        self.live_dir = self.run_dir / f".live-{uuid.uuid4().hex[:8]}"
+        self.on_event("status", "initialising the LoRA adapter")
+        write_initial_adapter(self.config.base, self.config.lora, self.live_dir, self.config.seed)
+        engine = get_engine(self.config.base, device=self.config.device) if self.config.device else get_engine(self.config.base)
+        self.learner = Learner(
+            engine, self.live_dir, self.config.algorithm,
+            temperature=self.config.rollout.temperature, max_new_tokens=self.config.rollout.max_new_tokens,
+        )
+        algorithm = self.config.algorithm
+        if algorithm.kl_coef > 0 and algorithm.kl_reference == "adapter":
+            self.ref_dir = self.run_dir / f".reference-{uuid.uuid4().hex[:8]}"
+            self.learner.ensure_reference(self.ref_dir)
+        if existing and self.resume:
+            step, folder = existing[-1]
+            self._restore(folder)
+            self.on_event("status", f"resumed from {folder}")
+        self.learner_policy = TrainingPolicy(self.config.base, str(self.live_dir), self.config.rollout, name=f"{self.config.name}/live")
+        self.opponents = OpponentCache()
+        self.logger = MetricsLogger(
+            self.run_dir / self.config.logging.metrics_file,
+            use_wandb=self.use_wandb, project=self.config.logging.wandb_project, run_name=self.config.name,
+            config=self.config.model_dump(mode="json"), resume=self.resume,
+        )
+        if self.logger.warning:
+            self.on_event("warning", self.logger.warning)
+
+    def _restore(self, folder: Path) -> None:
+        assert self.learner is not None
+        state = load_state(folder)
+        self.learner.load_adapter_state(folder)
+        self.learner.optimizer.load_state_dict(state["optimizer"])
+        restore_rng(self.rng, state["rng"])
+        self.baselines = RoleBaselines.from_state(state["baselines"])
+        self.pool.load_state(state["pool"])
+        self.step = int(state["step"])
+        if self.learner.ref_name is not None:
+            self.learner.refresh_reference(None)
+        truncate_after(self.run_dir / self.config.logging.metrics_file, self.step)
+
+    # ---- the loop ---------------------------------------------------------------------------
+
+    async def train(self, stop_after: int | None = None) -> list[StepReport]:
+        """Run until `config.steps` (or `stop_after` more steps). Returns this call's reports."""
+        if self.learner is None:
+            self.setup()
+        reports: list[StepReport] = []
+        target = self.config.steps if stop_after is None else min(self.config.steps, self.step + stop_after)
+        try:
+            while self.step < target:
+                reports.append(await self.train_step())
+        finally:
+            self.logger.close()
+        return reports
+
+    async def train_step(self) -> StepReport:
+        assert self.learner is not None
+        config = self.config
+        step = self.step + 1
+        self.on_event("step_start", step)
+        plans = plan_games(config.games, self.pool, config.rollout, self.rng, step)
+        self.on_event("rollout_start", len(plans))
+        rollout = await play_games(plans, self.learner_policy, self.opponents, config.rollout, on_game=lambda p, r: self.on_event("game_done", r))
+
+        episodes: list[Episode] = []
+        for plan, record in rollout.records:
+            if record.status != "finished":
+                continue
+            for seat in plan.learner_seats:
+                episodes.append(Episode(record, seat, group=f"{plan.group}:seat{seat}"))
+            if plan.opponent is not None:
+                for seat in plan.learner_seats:
+                    self.pool.record(plan.opponent, (outcome_reward(record, seat) + 1) / 2)
+        self.rewards.score(episodes)
+        advantages = compute_advantages(
+            config.algorithm.advantage,
+            [e.reward for e in episodes],
+            [e.group for e in episodes],
+            [e.role_key for e in episodes],
+            self.baselines,
+            config.algorithm.scale_by_std,
+        )
+        samples: list[Sample] = []
+        dropped = 0
+        for episode, advantage in zip(episodes, advantages):
+            for turn in episode.turns():
+                prompt_ids, completion_ids = turn.meta.get("prompt_ids"), turn.meta.get("completion_ids")
+                if not completion_ids or not prompt_ids or len(prompt_ids) > config.rollout.max_prompt_tokens:
+                    dropped += 1
+                    continue
+                samples.append(Sample(list(prompt_ids), list(completion_ids), float(advantage)))
+
+        metrics = self._rollout_metrics(episodes, rollout.records, rollout.seconds, advantages)
+        metrics["samples"] = len(samples)
+        metrics["samples_dropped"] = dropped
+        trainable = any(s.advantage != 0 for s in samples) or config.algorithm.kl_coef > 0
+        if samples and trainable:
+            self.on_event("update_start", len(samples))
+            metrics.update(self.learner.update(samples, self.rng))
+        else:
+            metrics["train/skipped"] = 1  # every advantage is 0 (e.g. all games of each group tied)
+        self._refresh_reference(step)
+        self.step = step
+        report = StepReport(step, metrics)
+        if step % config.checkpoint.every == 0 or step == config.steps:
+            report.checkpoint = await self._checkpoint(step, metrics)
+        self.logger.log(step, metrics)
+        self.on_event("step_done", report)
+        return report
+
+    def _refresh_reference(self, step: int) -> None:
+        algorithm = self.config.algorithm
+        if self.learner is None or self.learner.ref_name is None:
+            return
+        if algorithm.ref_ema is not None:
+            self.learner.refresh_reference(algorithm.ref_ema)
+        elif algorithm.ref_refresh_every and step % algorithm.ref_refresh_every == 0:
+            self.learner.refresh_reference(None)
+
+    def _rollout_metrics(self, episodes: list[Episode], records: list, seconds: float, advantages: list[float]) -> dict[str, Any]:
+        metrics: dict[str, Any] = {"games": len(records), "rollout/seconds": seconds}
+        generated = sum(t.completion_tokens or 0 for _, r in records for t in r.turns if t.meta.get("completion_ids") is not None)
+        metrics["rollout/tokens_per_s"] = generated / seconds if seconds > 0 else 0.0
+        if not episodes:
+            return metrics
+        n = len(episodes)
+        metrics["reward/mean"] = sum(e.reward for e in episodes) / n
+        for name in episodes[0].components:
+            metrics[f"reward/{name}"] = sum(e.components[name] for e in episodes) / n
+        results = Counter(_wdl(e) for e in episodes)
+        for key in ("win", "draw", "loss"):
+            metrics[f"games/{key}"] = results[key] / n
+        by_source: dict[str, list[str]] = {}
+        for e in episodes:
+            source = "self" if all(s == e.record.specs[e.seat] for s in e.record.specs) else "opponents"
+            by_source.setdefault(source, []).append(_wdl(e))
+        if "opponents" in by_source:
+            outcomes = by_source["opponents"]
+            metrics["games/win_vs_opponents"] = outcomes.count("win") / len(outcomes)
+        turns = [t for e in episodes for t in e.turns()]
+        if turns:
+            metrics["invalid_rate"] = sum(not t.valid for t in turns) / len(turns)
+            metrics["format_failure_rate"] = sum(is_format_failure(t) for t in turns) / len(turns)
+            metrics["reply_tokens"] = sum(t.completion_tokens or 0 for t in turns) / len(turns)
+        metrics["advantage/abs_mean"] = sum(abs(a) for a in advantages) / n
+        return metrics
+
+    # ---- checkpoints, registration, evaluation -------------------------------------------------
+
+    async def _checkpoint(self, step: int, metrics: dict[str, Any]) -> Path:
+        assert self.learner is not None
+        state = {"rng": rng_state(self.rng), "baselines": self.baselines.state_dict(), "pool": self.pool.state_dict()}
+        folder = save_checkpoint(self.run_dir, step, self.learner, state, self.config.model_dump(mode="json"))
+        spec = checkpoint_spec(self.config.base, folder)
+        sampling = f",temperature={self.config.rollout.temperature:g},max_new_tokens={self.config.rollout.max_new_tokens}"
+        self.pool.checkpoints.append(spec + sampling)
+        self.on_event("checkpoint", folder)
+        if self.config.checkpoint.register_in_league:
+            try:
+                self._register(step, folder)
+                metrics["checkpoint/registered"] = 1
+            except Exception as exc:  # noqa: BLE001 - the store is optional for training; say why once
+                self.on_event("warning", f"could not register {folder} in the league store: {type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}")
+        evaluation = self.config.eval
+        checkpoint_index = step // self.config.checkpoint.every
+        if evaluation.games_per_opponent > 0 and (checkpoint_index % evaluation.every == 0 or step == self.config.steps):
+            metrics.update(await self._evaluate(step, folder))
+        return folder
+
+    def policy_name(self, step: int) -> str:
+        return f"{self.config.name}/step-{step}"
+
+    def _register(self, step: int, folder: Path) -> None:
+        from league.store import Store
+
+        with Store(self.config.checkpoint.db) as store:
+            store.upsert_policy(
+                self.policy_name(step), checkpoint_spec(self.config.base, folder),
+                {"run": self.config.name, "step": step, "base": self.config.base}, replace=True,
+            )
+
+    async def _evaluate(self, step: int, folder: Path) -> dict[str, Any]:
+        """League matches of this checkpoint against the configured opponents; they land in the
+        store (and so on the leaderboard) under league `NAME/eval/step-K`."""
+        from league.config import parse_config
+        from league.runner import run_league
+        from league.store import Store
+
+        evaluation = self.config.eval
+        name = self.policy_name(step)
+        league = parse_config(
+            {
+                "name": f"{self.config.name}/eval/step-{step}",
+                "seed": self.config.seed + step,
+                "scheduler": "round_robin",
+                "matches_per_pair": evaluation.games_per_opponent,
+                "concurrency": evaluation.concurrency,
+                "games": [g.model_dump() for g in self.config.games],
+                "policies": [{"spec": checkpoint_spec(self.config.base, folder), "name": name}, *evaluation.opponents],
+            },
+            source="eval",
+        )
+        self.on_event("status", f"evaluating {name} ({league.name})")
+        scores: dict[str, list[float]] = {}
+        with Store(self.config.checkpoint.db) as store:
+            def on_finish(done: Any) -> None:
+                record = done.record
+                if record.outcome is None or name not in done.pairing.seats:
+                    return
+                seat = list(done.pairing.seats).index(name)
+                opponent = next(s for s in done.pairing.seats if s != name)
+                scores.setdefault(opponent, []).append((outcome_reward(record, seat) + 1) / 2)
+
+            await run_league(league, store, on_finish=on_finish)
+        return {f"eval/score_vs_{opp}": sum(v) / len(v) for opp, v in scores.items() if v}
+
+    def close(self) -> None:
+        """Remove the per-process live/reference adapter folders (checkpoints stay)."""
+        for folder in (self.live_dir, self.ref_dir):
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+
+
+def _wdl(episode: Episode) -> str:
+    value = outcome_reward(episode.record, episode.seat)
+    return "win" if value > 0 else "loss" if value < 0 else "draw"
+
+
+def _yaml(data: dict[str, Any]) -> str:
+    import yaml
+
+    return yaml.safe_dump(data, sort_keys=False)
+
