@@ -190,7 +190,9 @@ class Swiss:
                 shift = (round_no + sum(self.policies.index(p) for p in group)) % k
                 seats = group[shift:] + group[:shift]
                 out.append(_pairing("swiss", slot, seats, self.seed, round_no, "|".join(sorted(group))))
-        return out[: min(max(0, limit), self.budget - issued)]
+        # A round is handed out whole, whatever `limit` is: the runner queues what it cannot start
+        # yet. Handing out part of a round would leave `issued` off a round boundary for good.
+        return out[: self.budget - issued]
 
 
 # ---- adaptive -------------------------------------------------------------------------------------------

@@ -129,3 +129,19 @@ def test_bad_requests_fail_clearly():
         make_scheduler("swiss", [GameSlot("poker", num_players=5)], POLICIES)
     with pytest.raises(ValueError, match="budget must be at least 1"):
         make_scheduler("adaptive", [GameSlot("g")], POLICIES, budget=0)
+
+
+def test_swiss_hands_out_whole_rounds_even_with_a_small_limit():
+    """With fewer slots than matches per round the league must still reach its next rounds."""
+    from league.results import GameResult
+    from league.scheduling import GameSlot, make_scheduler
+
+    names = [f"p{i}" for i in range(8)]
+    scheduler = make_scheduler("swiss", [GameSlot("tictactoe")], names, rounds=3, seed=0)
+    finished, issued = [], 0
+    for _ in range(3):
+        round_pairings = scheduler.next_pairings(finished, issued, 2)
+        assert len(round_pairings) == 4
+        issued += len(round_pairings)
+        finished += [GameResult(p.key, p.game_id, p.seats, (1, 2)) for p in round_pairings]
+    assert scheduler.next_pairings(finished, issued, 2) == [] and issued == scheduler.total()
