@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
+from rich import box
 from rich.console import Console, Group
 from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -181,9 +182,9 @@ def status_command(db: Optional[str] = typer.Option(None, "--db", help=DB_HELP))
     from league.runner import build_scheduler
 
     store = _store(db)
-    table = Table(title=f"Leagues in {store._safe_url()}")
-    for column in ("league", "planned", "finished", "running", "scheduled", "abandoned", "aborted", "created"):
-        table.add_column(column, justify="left" if column in ("league", "created") else "right")
+    table = Table(title=f"Leagues in {store._safe_url()}", box=box.SIMPLE_HEAD)
+    for column in ("league", "planned", "finished", "running", "scheduled", "abandoned", "aborted"):
+        table.add_column(column, justify="left" if column == "league" else "right", no_wrap=True)
     for row in store.leagues():
         counts = store.status_counts(row.id)
         try:
@@ -193,7 +194,6 @@ def status_command(db: Optional[str] = typer.Option(None, "--db", help=DB_HELP))
         table.add_row(
             row.name, "open" if total is None else str(total),
             *(str(counts.get(s, 0)) for s in ("finished", "running", "scheduled", "abandoned", "aborted")),
-            row.created_at.strftime("%Y-%m-%d") if row.created_at else "",
         )
     console.print(table)
     if not store.leagues():
@@ -227,7 +227,8 @@ def _print_leaderboard(store: Any, league_id: Optional[int], by: str, game: Opti
     results = store.results(league_id, game)
     rows = leaderboard(results, by=by, game=game, bootstrap=bootstrap)
     table = Table(title=f"Leaderboard: {by}, {game or 'all games'}, {len(results)} matches", title_justify="left")
-    for column, justify in (("rank", "right"), ("policy", "left"), ("rating", "right"), ("95% CI", "right"),
+    ci_label = "95% CI of mu" if by == "trueskill" else "95% CI"
+    for column, justify in (("rank", "right"), ("policy", "left"), ("rating", "right"), (ci_label, "right"),
                             ("games", "right"), ("W/D/L", "right"), ("score %", "right")):
         table.add_column(column, justify=justify)
     for row in rows:
