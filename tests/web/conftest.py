@@ -1,0 +1,138 @@
+"""A league store filled by REAL league runs (the league runner playing scripted bots), shared by
+the web tests: two games, three policies, one of which has an XSS payload as its name and
+replies with HTML/script payloads (first an invalid move, then a legal one, so the payload lands
+in raw replies, parsed moves and the game's feedback), plus a second, older, small league.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.policy import Policy, PolicyReply, register_kind
+from league.config import GameEntry, LeagueConfig, PolicyEntry
+from league.runner import run_league
+from league.store import Store
+
+NAME_PAYLOAD = 'x"><img src=x onerror=alert(1)><script>alert(2)</script>'
+REPLY_PAYLOAD = "</pre><script>alert(3)</script><img src=y onerror=alert(4)>'\"><svg onload=alert(5)>"
+REPLY_PADDING = 3000  # longer than the page's reply cap, so the cap shows
+
+
+class PayloadPolicy(Policy):
+    """Replies with markup: attempt 0 is the payload itself (invalid), later attempts a legal
+    move wrapped in the payload."""
+
+    provider = "scripted"
+
+    async def act(self, request):
+        import random
+
+        if request.attempt == 0:
+            return PolicyReply(action=REPLY_PAYLOAD, raw=REPLY_PAYLOAD + " " * 10 + "z" * REPLY_PADDING)
+        legal = request.legal_moves
+        move = legal[0] if legal else request.random_move(random.Random(0))
+        return PolicyReply(action=move, raw=f"{REPLY_PAYLOAD}\nmy move: {move}", prompt_tokens=12, completion_tokens=5)
+
+
+register_kind("test-xss", lambda spec: PayloadPolicy(), "test-xss")
+
+
+def _play(url: str, config: LeagueConfig) -> None:
+    store = Store(url)
+    try:
+        asyncio.run(run_league(config, store))
+    finally:
+        store.close()
+
+
+@pytest.fixture(scope="session")
+def league_db(tmp_path_factory) -> str:
+    path = tmp_path_factory.mktemp("web") / "league.db"
+    url = f"sqlite:///{path}"
+    _play(url, LeagueConfig(
+        name="side", seed=4, matches_per_pair=2, concurrency=2,
+        games=[GameEntry(id="tictactoe")],
+        policies=[PolicyEntry(name="bot", spec="bot"), PolicyEntry(name="random-b", spec="random,seed=b")],
+    ))
+    _play(url, LeagueConfig(
+        name="main", seed=3, matches_per_pair=2, concurrency=4,
+        games=[GameEntry(id="tictactoe"), GameEntry(id="nim")],
+        policies=[PolicyEntry(name="bot", spec="bot"), PolicyEntry(name="random", spec="random"), PolicyEntry(name=NAME_PAYLOAD, spec="test-xss")],
+    ))
+    return url
+
+
+@pytest.fixture(scope="session")
+def app(league_db):
+    from web.app import create_app
+
+    return create_app(league_db)
+
+
+@pytest.fixture(scope="session")
+def client(app):
+    from fastapi.testclient import TestClient
+
+    with TestClient(app) as c:
+        yield c
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def server_url(app):
+    """The app behind a real uvicorn on 127.0.0.1, for the browser."""
+    import uvicorn
+
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    pg = context.new_page()
+    # Any alert/confirm/prompt or any call of a hooked alert is a script that ran.
+    pg.add_init_script("window.__alerts = []; ['alert','confirm','prompt'].forEach(function (f) { window[f] = function (m) { window.__alerts.push(String(m)); }; });")
+    pg.dialogs = []
+    pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
+    pg.errors = []
+    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    yield pg
+    context.close()
