@@ -69,7 +69,16 @@ def store(tmp_path):
     s.close()
 
 
-async def test_plays_exactly_the_schedule_and_ratings_match_recompute(store):
+@pytest.fixture
+def any_store(store_url):
+    """SQLite and PostgreSQL (conftest.store_url)."""
+    s = Store(store_url)
+    yield s
+    s.close()
+
+
+async def test_plays_exactly_the_schedule_and_ratings_match_recompute(any_store):
+    store = any_store
     config = _config()
     seen = []
     summary = await run_league(config, store, on_finish=lambda done: seen.append(done))
