@@ -213,7 +213,10 @@ class TextArenaGame(Game):
         state = self._env.state
         player = int(state.current_player_id)
         with self._own_chance(keep=False):
-            trial = copy.deepcopy(self._env)
+            # TextArena's state keeps a log of every message; the copy starts with an empty one,
+            # or each trial would cost time proportional to the game's length so far.
+            logs = getattr(state, "logs", None)
+            trial = copy.deepcopy(self._env, {id(logs): []} if isinstance(logs, list) else None)
             before = _snapshot(trial.state, player)
             try:
                 trial.step(action)
