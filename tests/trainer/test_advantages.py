@@ -1,0 +1,58 @@
+"""Advantage maths with hand-computed numbers."""
+
+import math
+
+import pytest
+
+from trainer.advantages import EPS, RoleBaselines, compute_advantages, grpo_advantages, reinforce_advantages
+
+
+def test_grpo_normalises_within_each_group():
+    # group a: rewards 1, -1 -> mean 0, population std 1 -> +1/(1+eps), -1/(1+eps)
+    # group b: 2, 2, 5 -> mean 3, std sqrt((1+1+4)/3)=sqrt(2)
+    adv = grpo_advantages([1, -1, 2, 2, 5], ["a", "a", "b", "b", "b"])
+    assert adv[0] == pytest.approx(1 / (1 + EPS))
+    assert adv[1] == pytest.approx(-1 / (1 + EPS))
+    assert adv[2] == pytest.approx(-1 / (math.sqrt(2) + EPS))
+    assert adv[4] == pytest.approx(2 / (math.sqrt(2) + EPS))
+
+
+def test_dr_grpo_only_centres():
+    assert grpo_advantages([1, 0, 2], ["g"] * 3, scale_by_std=False) == pytest.approx([0, -1, 1])
+
+
+def test_ties_and_singletons_carry_no_signal():
+    assert grpo_advantages([1, 1, 0.3], ["g", "g", "h"]) == [0.0, 0.0, 0.0]
+
+
+def test_zero_sum_seats_get_separate_groups():
+    # Self-play, one seed, X (seat 0) wins both games: rewards by (game, seat).
+    rewards = [1, -1, 1, -1]
+    # Pooled, the group mean is always 0 in a zero-sum game: the "advantage" is just the seat's
+    # first-move edge, identical for every reply, so it teaches nothing about the replies.
+    assert grpo_advantages(rewards, ["seed"] * 4, scale_by_std=False) == pytest.approx([1, -1, 1, -1])
+    # Per seat (how the trainer groups), equal results within a seat give no false signal...
+    assert grpo_advantages(rewards, ["seed:0", "seed:1", "seed:0", "seed:1"]) == [0, 0, 0, 0]
+    # ...and a real difference within a seat survives.
+    adv = grpo_advantages([1, -1, -1, 1], ["seed:0", "seed:1", "seed:0", "seed:1"], scale_by_std=False)
+    assert adv == pytest.approx([1, -1, -1, 1])
+
+
+def test_spiral_reads_the_baseline_before_updating_it():
+    b = RoleBaselines(decay=0.5)
+    roles = [("ttt", 0), ("ttt", 0), ("ttt", 1)]
+    assert b.advantages([1.0, 0.0, -1.0], roles) == [1.0, 0.0, -1.0]  # baselines start at 0
+    # then b[ttt#0] = 0.5*(0.5*0 + 0.5*1) + 0.5*0 = 0.25 ; b[ttt#1] = -0.5
+    assert b.values == {"ttt#0": pytest.approx(0.25), "ttt#1": pytest.approx(-0.5)}
+    assert b.advantages([1.0, -1.0], [("ttt", 0), ("ttt", 1)]) == pytest.approx([0.75, -0.5])
+    restored = RoleBaselines.from_state(b.state_dict())
+    assert restored.values == b.values and restored.decay == 0.5
+
+
+def test_reinforce_subtracts_the_role_mean():
+    assert reinforce_advantages([1, 3, 10], [("g", 0), ("g", 0), ("g", 1)]) == pytest.approx([-1, 1, 0])
+
+
+def test_dispatch_rejects_unknown():
+    with pytest.raises(ValueError):
+        compute_advantages("ppo", [1], ["g"], [("g", 0)], RoleBaselines())

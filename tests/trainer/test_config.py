@@ -1,0 +1,55 @@
+"""Config errors: one line naming the file and the key."""
+
+import pytest
+
+from trainer.config import TrainConfigError, load_config, parse_config
+
+GOOD = {"name": "t", "games": [{"id": "tictactoe"}]}
+
+
+def _error(data):
+    with pytest.raises(TrainConfigError) as info:
+        parse_config(data, "train.yaml")
+    message = str(info.value)
+    assert "\n" not in message
+    return message
+
+
+def test_defaults_are_valid():
+    config = parse_config(GOOD)
+    assert config.opponents[0].kind == "self" and config.algorithm.advantage == "grpo"
+
+
+@pytest.mark.parametrize(
+    "patch, expected",
+    [
+        ({"algorithm": {"epsilon": 0}}, "train.yaml: algorithm.epsilon: "),
+        ({"algorithm": {"advantage": "ppo"}}, "train.yaml: algorithm.advantage: "),
+        ({"algorithm": {"micro_batch_size": 8, "minibatch_size": 4}}, "micro_batch_size must not exceed"),
+        ({"algorithm": {"kl_coef": 0.1, "kl_reference": "adapter"}}, "ref_refresh_every"),
+        ({"games": [{"id": "tictactoe", "players": 5}]}, "train.yaml: games[0].id: "),
+        ({"games": [{"id": "tictactoo"}]}, "did you mean tictactoe"),
+        ({"opponents": [{"kind": "league"}]}, "train.yaml: opponents[0]: a league opponent needs"),
+        ({"opponents": [{"kind": "league", "policies": ["opnai:gpt"]}]}, "opponents[0].policies[0]: unknown policy"),
+        ({"rewards": {"terms": [{"kind": "custom", "function": "os.system"}]}}, "rewards.terms[0]: a custom reward needs"),
+        ({"rewards": {"terms": [{"kind": "custom", "function": "nope_mod:f"}]}}, "rewards.terms[0].function: No module named"),
+        ({"name": "../etc"}, "train.yaml: name: "),
+        ({"base": "local+adapter"}, "train.yaml: base: "),
+        ({"lora": {"rank": 8}}, "train.yaml: lora.rank: Extra inputs"),
+    ],
+)
+def test_errors_name_the_key(patch, expected):
+    assert expected in _error({**GOOD, **patch})
+
+
+def test_files(tmp_path):
+    with pytest.raises(TrainConfigError, match="no such file"):
+        load_config(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: [unclosed\n")
+    with pytest.raises(TrainConfigError, match="bad.yaml: line"):
+        load_config(bad)
+
+
+def test_example_config_loads():
+    assert load_config("examples/train-tictactoe-cpu.yaml").name == "ttt-cpu"

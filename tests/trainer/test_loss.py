@@ -1,0 +1,73 @@
+"""The clipped policy-gradient loss against numbers worked out by hand."""
+
+import math
+
+import pytest
+import torch
+
+from trainer.loss import normaliser, policy_loss
+
+
+def _loss(new, old, adv, mask, **kw):
+    args = dict(epsilon=0.2, epsilon_high=None, norm="token", denominator=float(torch.tensor(mask).sum()))
+    args.update(kw)
+    return policy_loss(torch.tensor(new, dtype=torch.float32, requires_grad=True), torch.tensor(old), torch.tensor(adv), torch.tensor(mask, dtype=torch.float32), **args)
+
+
+def test_unclipped_ratio_one_is_minus_mean_advantage():
+    loss, stats = _loss([[0.0, 0.0]], [[0.0, 0.0]], [2.0], [[1, 1]])
+    assert loss.item() == pytest.approx(-2.0)
+    assert stats.clip_fraction == 0 and stats.approx_kl_old == pytest.approx(0)
+
+
+def test_clipping_by_hand():
+    # token 1: ratio e^0.5=1.6487, A=+1 -> clipped to 1.2 -> -1.2 ; token 2: ratio e^-0.5=0.6065,
+    # A=+1 -> min(0.6065, 0.8)=0.6065 -> -0.6065 (no clip: ratio below the range with A>0 keeps grad)
+    loss, stats = _loss([[0.5, -0.5]], [[0.0, 0.0]], [1.0], [[1, 1]])
+    assert loss.item() == pytest.approx(-(1.2 + math.exp(-0.5)) / 2, abs=1e-6)
+    assert stats.clip_fraction == pytest.approx(0.5)
+
+
+def test_negative_advantage_clips_low_side_and_clip_higher():
+    # A=-1, ratio 0.6065 -> max(0.6065*1, 0.8*1) per-token loss = 0.8 (clipped)
+    loss, stats = _loss([[-0.5]], [[0.0]], [-1.0], [[1]])
+    assert loss.item() == pytest.approx(0.8)
+    assert stats.clip_fraction == 1.0
+    # DAPO clip-higher: epsilon_high=0.7 lets ratio 1.6487 through for A>0
+    loss, _ = _loss([[0.5]], [[0.0]], [1.0], [[1]], epsilon_high=0.7)
+    assert loss.item() == pytest.approx(-math.exp(0.5), abs=1e-6)
+
+
+def test_gradient_is_zero_where_clipped():
+    new = torch.tensor([[0.5, 0.1]], requires_grad=True)
+    loss, _ = policy_loss(new, torch.zeros(1, 2), torch.tensor([1.0]), torch.ones(1, 2), epsilon=0.2, epsilon_high=None, norm="token", denominator=2.0)
+    loss.backward()
+    assert new.grad[0, 0].item() == 0.0
+    assert new.grad[0, 1].item() == pytest.approx(-math.exp(0.1) / 2, abs=1e-6)  # d(-r A/2)/dlogp = -r/2
+
+
+def test_masked_tokens_do_not_count():
+    loss, stats = _loss([[0.0, 9.0]], [[0.0, 0.0]], [1.0], [[1, 0]])
+    assert loss.item() == pytest.approx(-1.0) and stats.tokens == 1
+
+
+def test_normalisers():
+    mask = torch.tensor([[1, 1, 1], [1, 0, 0]], dtype=torch.float32)
+    assert normaliser(mask, "token", 10) == 4
+    assert normaliser(mask, "sequence", 10) == 2
+    assert normaliser(mask, "dr_grpo", 10) == 20
+    # sequence: per-sample means (-1 and -1) summed / 2 samples = -1; token: -4/4 = -1; dr: -4/20
+    new, old, adv = torch.zeros(2, 3, requires_grad=True), torch.zeros(2, 3), torch.tensor([1.0, 1.0])
+    common = dict(epsilon=0.2, epsilon_high=None)
+    assert policy_loss(new, old, adv, mask, norm="sequence", denominator=2, **common)[0].item() == pytest.approx(-1)
+    assert policy_loss(new, old, adv, mask, norm="dr_grpo", denominator=20, **common)[0].item() == pytest.approx(-0.2)
+    with pytest.raises(ValueError):
+        normaliser(mask, "mean", 1)
+
+
+def test_k3_kl_penalty():
+    # q = ref - new = -0.1 -> k3 = e^-0.1 + 0.1 - 1 = 0.0048374; coef 0.5 adds 0.0024187 to -A
+    loss, stats = _loss([[0.0]], [[0.0]], [0.0], [[1]], ref_logps=torch.tensor([[-0.1]]), kl_coef=0.5)
+    k3 = math.exp(-0.1) + 0.1 - 1
+    assert stats.kl_ref == pytest.approx(k3, rel=1e-5)
+    assert loss.item() == pytest.approx(0.5 * k3, rel=1e-5)
