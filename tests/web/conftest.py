@@ -126,7 +126,9 @@ def browser():
 
 @pytest.fixture
 def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    # bypass_csp: the escaping alone must keep payloads inert (the app's CSP is a second wall,
+    # checked by its header test), so the browser ignores the CSP here.
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, bypass_csp=True)
     pg = context.new_page()
     # Any alert/confirm/prompt or any call of a hooked alert is a script that ran.
     pg.add_init_script("window.__alerts = []; ['alert','confirm','prompt'].forEach(function (f) { window[f] = function (m) { window.__alerts.push(String(m)); }; });")
