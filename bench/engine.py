@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from games.registry import make_game  # noqa: E402
 
-PAIRS = {  # our id -> (TextArena id, its legal-move lister)
+PAIRS = {  # our id -> TextArena id (legal moves from games._textarena_moves.LEGAL_MOVES)
     "tictactoe": "TicTacToe-v0",
     "connect_four": "ConnectFour-v0",
     "kuhn_poker": "KuhnPoker-v0",
@@ -54,7 +54,7 @@ def textarena_rate(env_id: str, seconds: float) -> float:
     import textarena as ta
     from textarena.envs.registration import ENV_REGISTRY
 
-    from games.textarena_adapter import LEGAL_MOVES
+    from games._textarena_moves import LEGAL_MOVES
 
     lister = LEGAL_MOVES[env_id]
     spec = ENV_REGISTRY[env_id]
