@@ -406,6 +406,23 @@ def _litellm() -> Any:
     return _litellm_module
 
 
+def _mcp_skip_kwargs(litellm: Any) -> dict[str, Any]:
+    """LiteLLM (1.10x) routes every call with `tools` through its MCP gateway handler, which
+    imports the optional `mcp` package and fails without it. Our tools are plain functions, so
+    skip that handler when `mcp` is absent and this LiteLLM knows the (private) switch."""
+    import importlib.util
+    import inspect
+
+    if importlib.util.find_spec("mcp") is not None:
+        return {}
+    try:
+        completion = inspect.unwrap(litellm.main.completion)
+        known = "_skip_mcp_handler" in completion.__code__.co_consts
+    except AttributeError:
+        known = False
+    return {"_skip_mcp_handler": True} if known else {}
+
+
 class LiteLLMPolicy(_RemotePolicy):
     """`litellm:PROVIDER/MODEL` via `litellm.acompletion` (keys from LiteLLM's usual env vars)."""
 
@@ -423,6 +440,8 @@ class LiteLLMPolicy(_RemotePolicy):
             extra["api_base"] = self.api_base
         if self._api_key:
             extra["api_key"] = self._api_key
+        if "tools" in kwargs:
+            extra.update(_mcp_skip_kwargs(litellm))
         response = await litellm.acompletion(
             model=self.model, messages=messages, timeout=timeout, num_retries=0, max_retries=0, **kwargs, **extra
         )
