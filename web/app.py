@@ -16,10 +16,10 @@ import math
 import os
 from datetime import date, datetime, time as dtime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import jinja2
-from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi import Depends, FastAPI, HTTPException, Path as PathParam, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -34,6 +34,7 @@ from web.data import SYSTEM_LABELS, NotFound, WebData
 HERE = Path(__file__).resolve().parent
 System = Literal["trueskill", "elo", "bt"]
 Result = Literal["win", "draw", "loss"]
+MatchId = Annotated[int, PathParam(ge=1, le=2**63 - 1, description="the match's id")]  # a database integer
 Status = Literal["finished", "aborted", "running", "scheduled", "abandoned"]
 MAX_REPLY_CHARS = 2000  # shown per turn; longer replies are cut with a note (the API has the full text)
 MAX_OBSERVATION_CHARS = 6000
@@ -227,7 +228,9 @@ def _stats_dict(stats: q.PolicyStats) -> dict[str, Any]:
 
 def _day_range(since: date | None, until: date | None) -> tuple[datetime | None, datetime | None]:
     start = datetime.combine(since, dtime.min, tzinfo=timezone.utc) if since else None
-    end = datetime.combine(until + timedelta(days=1), dtime.min, tzinfo=timezone.utc) if until else None  # inclusive day
+    end = None
+    if until and until < date.max:  # inclusive day; the last representable day has no upper bound
+        end = datetime.combine(until + timedelta(days=1), dtime.min, tzinfo=timezone.utc)
     return start, end
 
 
@@ -453,7 +456,7 @@ def create_app(db_url: str | None = None, write_token_env: str = "ARENA_WEB_TOKE
         return found
 
     @app.get("/matches/{match_id}", response_class=HTMLResponse, include_in_schema=False)
-    def match_page(request: Request, match_id: int, turn: int = Query(1, ge=1, le=1_000_000)) -> Response:
+    def match_page(request: Request, match_id: MatchId, turn: int = Query(1, ge=1, le=1_000_000)) -> Response:
         row, turns = load_match(match_id)
         league_name = next((l.name for l in store.leagues() if l.id == row.league_id), None)
         shown = [
@@ -468,7 +471,7 @@ def create_app(db_url: str | None = None, write_token_env: str = "ARENA_WEB_TOKE
         ))
 
     @app.get("/api/matches/{match_id}", response_model=MatchDetail, tags=["matches"])
-    def api_match(match_id: int) -> MatchDetail:
+    def api_match(match_id: MatchId) -> MatchDetail:
         """One match with every turn (replies as stored: capped by the match driver)."""
         row, turns = load_match(match_id)
         return MatchDetail(

@@ -219,3 +219,13 @@ def test_writes_need_the_token(league_db, monkeypatch, client):
         assert "s3cret-token" not in ok.text
         assert c.post("/api/leagues/nope/rerate", headers={"Authorization": "Bearer s3cret-token"}).status_code == 404
     assert client.get("/api/leaderboard?league=main").json()["from_snapshots"] is True
+
+
+@pytest.mark.parametrize("path, status", [
+    ("/api/matches?until=9999-12-31", 200), ("/api/matches?since=0001-01-01", 200), ("/api/matches?page=1000000&per_page=200", 200),
+    ("/api/matches/99999999999999999999", 422), ("/matches/99999999999999999999", 400), ("/api/matches/0", 422),
+    ("/api/policies/%00", 404), ("/api/leaderboard?league=%00", 404), ("/api/matches?policy=%27%22%3B--", 200),
+    ("/matches?since=not-a-date", 400), ("/matches?since=&until=&result=&status=", 200),
+])
+def test_edge_inputs_never_500(client, path, status):
+    assert client.get(path).status_code == status
