@@ -42,6 +42,7 @@ MAX_NEW_TOKENS_CAP = 4096
 MAX_OPTIONS = 512  # per choose() call
 MAX_OPTION_CHARS = 1000
 BASE_ADAPTER = "__base__"  # peft's name for "no adapter" in a mixed batch
+MIN_SHARED_PREFIX = 32  # shorter common prefixes are not worth a separate prefill
 LOGITS_BUDGET_FLOATS = 64_000_000  # bound the (options x tokens x vocab) log-prob tensor of one chunk
 
 
@@ -79,6 +80,7 @@ class EngineStats:
     rows: int = 0  # requests served
     largest_batch: int = 0
     busy_s: float = 0.0  # time the model thread spent computing
+    shared_prefix_tokens: int = 0  # prompt tokens not recomputed thanks to a shared prefix
 
 
 @dataclass
@@ -95,7 +97,7 @@ class _Request:
 class _RowSampler:
     """Logits processor: per-row temperature, top_p and seeded draw; returns one-hot scores."""
 
-    def __init__(self, temperatures: list[float], top_ps: list[float], generators: list[torch.Generator | None]):
+    def __init__(self, temperatures: list[float], top_ps: list[float], generators: list[torch.Generator]):
         self.temperatures = temperatures
         self.top_ps = top_ps
         self.generators = generators
@@ -103,17 +105,22 @@ class _RowSampler:
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         scores = scores.float()
         chosen = scores.argmax(dim=-1)
-        for row, (temperature, top_p, gen) in enumerate(zip(self.temperatures, self.top_ps, self.generators)):
-            if temperature <= 0:
-                continue
-            probs = torch.softmax(scores[row] / temperature, dim=-1)
-            if top_p < 1.0:
-                sorted_probs, order = probs.sort(descending=True)
+        rows = [r for r, t in enumerate(self.temperatures) if t > 0]  # the others stay greedy
+        if rows:
+            index = torch.tensor(rows, device=scores.device)
+            temps = torch.tensor([self.temperatures[r] for r in rows], device=scores.device).unsqueeze(1)
+            probs = torch.softmax(scores[index] / temps, dim=-1)
+            top_ps = torch.tensor([self.top_ps[r] for r in rows], device=scores.device).unsqueeze(1)
+            if bool((top_ps < 1.0).any()):
+                sorted_probs, order = probs.sort(dim=-1, descending=True)
                 # keep the smallest prefix whose mass reaches top_p (always at least one token)
-                drop = sorted_probs.cumsum(0) - sorted_probs >= top_p
-                sorted_probs[drop] = 0.0
-                probs = torch.zeros_like(probs).scatter_(0, order, sorted_probs)
-            chosen[row] = torch.multinomial(probs.cpu(), 1, generator=gen).to(chosen.device)[0]
+                sorted_probs = sorted_probs.masked_fill(sorted_probs.cumsum(-1) - sorted_probs >= top_ps, 0.0)
+                probs = torch.zeros_like(probs).scatter_(1, order, sorted_probs)
+            # Inverse-CDF draw with one uniform per row from that row's own generator.
+            uniforms = torch.stack([torch.rand((), generator=self.generators[r]) for r in rows]).to(scores.device)
+            cdf = probs.cumsum(-1)
+            drawn = torch.searchsorted(cdf, (uniforms * cdf[:, -1]).unsqueeze(1), right=True).squeeze(1)
+            chosen[index] = drawn.clamp(max=probs.shape[1] - 1)
         one_hot = torch.full_like(scores, -math.inf)
         one_hot.scatter_(1, chosen.unsqueeze(1), 0.0)
         return one_hot
@@ -231,7 +238,9 @@ class LocalEngine:
         )
         self.stats = EngineStats()
         self._adapters: dict[str, str] = {}  # adapter key (resolved path) -> peft adapter name
-        self._model_lock = threading.Lock()  # one computation (or adapter load) at a time
+        # One computation (or adapter load) at a time. Code that changes the weights (the trainer's
+        # optimizer step) holds it too, so no batch ever sees half-updated weights.
+        self.model_lock = self._model_lock = threading.Lock()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-engine")
         self._batchers: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Batcher]" = weakref.WeakKeyDictionary()
         self._batchers_lock = threading.Lock()
@@ -381,15 +390,47 @@ class LocalEngine:
             mask[row, width - len(seq):] = 1
         return ids.to(self.device), mask.to(self.device)
 
+    def _middle_pad(self, sequences: list[list[int]], shared: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """prefix | pads | suffix: positions come from the mask, so pads in the middle are invisible."""
+        width = max(len(s) for s in sequences)
+        ids = torch.full((len(sequences), width), self.tokenizer.pad_token_id, dtype=torch.long)
+        mask = torch.zeros((len(sequences), width), dtype=torch.long)
+        for row, seq in enumerate(sequences):
+            suffix = seq[shared:]
+            ids[row, :shared] = torch.tensor(seq[:shared], dtype=torch.long)
+            mask[row, :shared] = 1
+            ids[row, width - len(suffix):] = torch.tensor(suffix, dtype=torch.long)
+            mask[row, width - len(suffix):] = 1
+        return ids.to(self.device), mask.to(self.device)
+
+    def _prefill_prefix(self, prefix: list[int], names: list[str]) -> Any:
+        """The KV cache of `prefix`, computed once per distinct adapter, then one row per request."""
+        distinct = sorted(set(names))
+        ids = torch.tensor([prefix] * len(distinct), dtype=torch.long, device=self.device)
+        out = self.model(input_ids=ids, use_cache=True, **self._adapter_kwargs(distinct))
+        cache = out.past_key_values
+        cache.batch_select_indices(torch.tensor([distinct.index(n) for n in names], device=self.device))
+        return cache
+
     def _adapter_kwargs(self, names: list[str]) -> dict[str, Any]:
         return {"adapter_names": names} if self._adapters else {}
 
     def _generate(self, requests: list[_Request]) -> list[Generation]:
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
-        input_ids, attention_mask = self._left_pad([r.prompt_ids for r in requests])
+        prompts = [r.prompt_ids for r in requests]
+        shared = _shared_prefix_length(prompts) if len(prompts) > 1 else 0
+        prefix_kwargs: dict[str, Any] = {}
+        if shared >= MIN_SHARED_PREFIX:
+            # Prompts of concurrent matches share their system prompt: compute its KV once per
+            # adapter and pad in the middle (prefix | pads | own suffix) so every row reuses it.
+            input_ids, attention_mask = self._middle_pad(prompts, shared)
+            prefix_kwargs["past_key_values"] = self._prefill_prefix(prompts[0][:shared], [r.adapter for r in requests])
+            self.stats.shared_prefix_tokens += shared * (len(prompts) - 1)
+        else:
+            input_ids, attention_mask = self._left_pad(prompts)
         budgets = [r.params.max_new_tokens for r in requests]
-        generators: list[torch.Generator | None] = []
+        generators: list[torch.Generator] = []
         for r in requests:
             gen = torch.Generator()  # on CPU: the draw happens there (tiny next to the forward)
             gen.manual_seed(r.params.seed if r.params.seed is not None else int(torch.randint(0, 2**62, (1,))))
@@ -407,6 +448,7 @@ class LocalEngine:
             generation_config=config,
             logits_processor=LogitsProcessorList([sampler]),
             stopping_criteria=StoppingCriteriaList([_RowBudget(input_ids.shape[1], budgets, input_ids.device)]),
+            **prefix_kwargs,
             **self._adapter_kwargs([r.adapter for r in requests]),
         )
         self.stats.generate_calls += 1
@@ -506,6 +548,16 @@ class LocalEngine:
             )
             row += count
         return results
+
+
+def _shared_prefix_length(sequences: list[list[int]]) -> int:
+    """Tokens all sequences start with, leaving every row at least one token of its own."""
+    shortest = min(len(s) for s in sequences)
+    first = sequences[0]
+    length = 0
+    while length < shortest - 1 and all(s[length] == first[length] for s in sequences):
+        length += 1
+    return length
 
 
 def _checked_params(params: SamplingParams) -> SamplingParams:
