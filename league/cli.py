@@ -159,6 +159,7 @@ def run_command(
             f"{summary.abandoned} in flight were abandoned and will be replayed. Resume with: {resume}",
             markup=False, soft_wrap=True,
         )
+        _exit_now_if_workers_linger(store, 130)
         raise typer.Exit(code=130)
     replayed = f", {summary.replayed} replayed after an interrupted run" if summary.replayed else ""
     aborted = f", {summary.aborted} aborted without a result" if summary.aborted else ""
@@ -168,6 +169,20 @@ def run_command(
         soft_wrap=True,
     )
     _print_leaderboard(store, summary.league_id, "trueskill", None, 200)
+
+
+def _exit_now_if_workers_linger(store: Any, code: int) -> None:
+    """Everything is committed; a worker thread still finishing an abandoned generation (a local
+    model's batch) would hold the exit for its whole duration, so leave without joining it."""
+    import os
+    import sys
+    import threading
+
+    if any(t is not threading.main_thread() and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        store.close()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 # ---- arena league status / rerate -----------------------------------------------------------------
