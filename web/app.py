@@ -234,6 +234,28 @@ def _day_range(since: date | None, until: date | None) -> tuple[datetime | None,
     return start, end
 
 
+class SecurityHeaders:
+    """Adds the CSP and friends to every response (plain ASGI: no per-request task overhead)."""
+
+    HEADERS = [(b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"same-origin")]
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                present = {name.lower() for name, _ in message.get("headers", [])}
+                message["headers"] = list(message.get("headers", [])) + [h for h in self.HEADERS if h[0] not in present]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
 def create_app(db_url: str | None = None, write_token_env: str = "ARENA_WEB_TOKEN", cors_origins: list[str] | None = None, refresh_s: float = 2.0) -> FastAPI:
     """The app over the league store at `db_url` (default: $ARENA_DB, else sqlite:///arena.db)."""
     store = Store(db_url)
@@ -252,13 +274,7 @@ def create_app(db_url: str | None = None, write_token_env: str = "ARENA_WEB_TOKE
 
         app.add_middleware(CORSMiddleware, allow_origins=list(cors_origins), allow_methods=["GET"], allow_headers=["Authorization"])
 
-    @app.middleware("http")
-    async def security_headers(request: Request, call_next: Any) -> Response:
-        response = await call_next(request)
-        response.headers.setdefault("Content-Security-Policy", CSP)
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        response.headers.setdefault("Referrer-Policy", "same-origin")
-        return response
+    app.add_middleware(SecurityHeaders)
 
     def is_api(request: Request) -> bool:
         return request.url.path.startswith("/api/")
@@ -315,6 +331,8 @@ def create_app(db_url: str | None = None, write_token_env: str = "ARENA_WEB_TOKE
         return "ok"
 
     # ---- leaderboard -----------------------------------------------------------------------------
+    leaderboard_template = templates.env.get_template("leaderboard.html")
+    rendered: dict[tuple[str, str, str], tuple[Any, bytes]] = {}
     def leaderboard_rows(league: str | None, game: str | None, system: str) -> tuple[str, str, list[str], list, bool, list[str]]:
         league_id, league_name = data.league(league)
         scope = data.check_game(league_id, game)
@@ -332,11 +350,17 @@ def create_app(db_url: str | None = None, write_token_env: str = "ARENA_WEB_TOKE
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     async def leaderboard_page(request: Request, league: str | None = None, game: str | None = None, system: System = "trueskill") -> Response:
-        league_name, scope, games, rows, from_snapshots, names = await fast_leaderboard(league, game, system)
-        return templates.TemplateResponse(request, "leaderboard.html", {
-            "league": league_name, "leagues": names, "systems": SYSTEM_LABELS,
-            "rows": rows, "game": scope, "games": games, "system": system, "from_snapshots": from_snapshots,
-        })
+        answer = await fast_leaderboard(league, game, system)
+        key = (league or "", game or "", system)
+        hit = rendered.get(key)
+        if hit is None or hit[0] is not answer:  # the page is rendered once per cached answer
+            league_name, scope, games, rows, from_snapshots, names = answer
+            html = leaderboard_template.render({
+                "league": league_name, "leagues": names, "systems": SYSTEM_LABELS,
+                "rows": rows, "game": scope, "games": games, "system": system, "from_snapshots": from_snapshots,
+            })
+            hit = rendered[key] = (answer, html.encode())
+        return Response(hit[1], media_type="text/html; charset=utf-8")
 
     @app.get("/api/leagues", response_model=list[LeagueOut], tags=["leagues"])
     def api_leagues() -> list[LeagueOut]:
