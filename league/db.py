@@ -9,7 +9,9 @@ is used when the URL says so (`postgresql+psycopg://user@host:port/db`).
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
+import tempfile
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -216,7 +218,10 @@ def _migration_lock(engine: Engine) -> Iterator[None]:
     """Only one process migrates at a time (two leagues opening a fresh file together)."""
     url = engine.url
     if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
-        with open(f"{url.database}.migrate-lock", "a+") as handle:
+        # A separate lock file (locking the database file itself would break SQLite's own POSIX
+        # locks), kept in the temp folder so it does not litter the user's folder.
+        digest = hashlib.sha256(os.path.abspath(url.database).encode()).hexdigest()[:16]
+        with open(os.path.join(tempfile.gettempdir(), f"arena-migrate-{digest}.lock"), "a+") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:
                 yield

@@ -90,24 +90,9 @@ def build_policies(config: LeagueConfig) -> dict[str, Policy]:
 
 
 def new_ratings() -> Any:
-    try:
-        from league.ratings import OnlineRatings
-    except ImportError:  # TEMP until league.ratings lands OnlineRatings
-        return _Recomputed()
+    from league.ratings import OnlineRatings
+
     return OnlineRatings()
-
-
-class _Recomputed:
-    def __init__(self) -> None:
-        self.results: list[GameResult] = []
-
-    def fold(self, result: GameResult) -> None:
-        self.results.append(result)
-
-    def rows(self, by: str = "trueskill", game: str | None = None) -> list:
-        from league.ratings import leaderboard
-
-        return leaderboard(self.results, by=by, game=game, bootstrap=0)
 
 
 async def run_league(
