@@ -432,9 +432,12 @@ class LiteLLMPolicy(_RemotePolicy):
         self.api_base = api_base
         self._api_key = api_key
         self.provider = f"litellm:{model.split('/', 1)[0] if '/' in model else model}"
+        # Imported now, not at the first move: the import takes seconds and would block the event
+        # loop of every match in flight (their timeouts would fire during it).
+        self._litellm = _litellm()
 
     async def _request(self, messages: list[Message], kwargs: dict[str, Any], timeout: float) -> Completion:
-        litellm = _litellm()
+        litellm = self._litellm
         extra: dict[str, Any] = {}
         if self.api_base:
             extra["api_base"] = self.api_base

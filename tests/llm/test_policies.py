@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from arena.game import Observation
+from arena.llm import policies as policies_module
 from arena.llm.policies import (
     OPENAI_PARAMS,
     Completion,
@@ -288,6 +289,7 @@ def test_keys_come_from_the_named_env_var(monkeypatch):
 
 
 def test_providers_and_defaults(monkeypatch):
+    monkeypatch.setattr(policies_module, "_litellm", lambda: None)  # its import takes seconds
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     assert make_policy("openai:gpt-4o-mini").provider == "openai:api.openai.com"

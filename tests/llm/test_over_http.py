@@ -1,0 +1,123 @@
+"""The openai and litellm policies against `arena serve-model` run as a real subprocess on
+127.0.0.1: text, tools and json modes, and a fault-injected server (429 with Retry-After, 500,
+hangs, garbage) under which every match still ends with a recorded result."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+
+import httpx
+import pytest
+
+from arena.match import play_match
+from arena.policy import make_policy
+from arena.scripted import BotPolicy
+from games.registry import make_game
+
+pytestmark = pytest.mark.slow
+
+FAULTS = "429=0.2,500=0.1,timeout=0.05,garbage=0.1"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _serve(*extra: str):
+    """Start `arena serve-model local` and wait for /health; yields the /v1 base URL."""
+    port = _free_port()
+    command = [sys.executable, "-m", "arena.cli", "serve-model", "local", "--port", str(port), *extra]
+    env = {k: v for k, v in os.environ.items() if k not in {"OPENAI_API_KEY", "OPENAI_BASE_URL"}}
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"serve-model exited: {process.stderr.read().decode()[-2000:]}")
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("serve-model did not come up within 180 s")
+            time.sleep(0.3)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture(scope="module")
+def server():
+    yield from _serve()
+
+
+@pytest.fixture(scope="module")
+def faulty_server():
+    yield from _serve("--faults", FAULTS, "--fault-seed", "7", "--fault-hang-s", "60")
+
+
+def _spec(kind: str, url: str, mode: str, extra: str = "") -> str:
+    sampling = "max_tokens=20,temperature=0.7,seed=1,timeout=120"
+    if kind == "openai":
+        return f"openai:local,base_url={url},mode={mode},{sampling}{extra}"
+    return f"litellm:openai/local,api_base={url},api_key_env=ARENA_TEST_DUMMY_KEY,mode={mode},{sampling}{extra}"
+
+
+async def _play_all(specs: list[str]):
+    policies = [make_policy(spec) for spec in specs]
+    try:
+        games = [play_match(make_game("tictactoe"), [policy, BotPolicy()], seed=i, match_id=f"m{i}") for i, policy in enumerate(policies)]
+        return await asyncio.gather(*games)  # concurrent: the server batches them
+    finally:
+        for policy in policies:
+            await policy.close()
+
+
+def test_openai_and_litellm_in_every_mode(server, monkeypatch):
+    monkeypatch.setenv("ARENA_TEST_DUMMY_KEY", "not-a-real-key")
+    specs = [_spec(kind, server, mode) for kind in ("openai", "litellm") for mode in ("text", "tools", "json")]
+    records = asyncio.run(_play_all(specs))
+    for spec, record in zip(specs, records):
+        assert record.status == "finished" and record.outcome is not None, spec
+        llm_turns = [t for t in record.turns if t.player == 0]
+        assert llm_turns and all(t.error is None for t in llm_turns), spec
+        assert all(t.prompt_tokens and t.prompt_tokens > 50 and t.completion_tokens for t in llm_turns), spec
+        assert all(t.cost_usd is None for t in llm_turns), spec  # no price is known for a local model
+        mode = "text" if "mode=text" in spec else ("tools" if "mode=tools" in spec else "json")
+        assert {t.meta["mode"] for t in llm_turns} == {mode}
+        if mode != "text":  # the server picks among the enum: always a legal move
+            assert all(t.valid and t.meta["parse"] == "structured" for t in llm_turns), spec
+        else:
+            assert all(t.completion_tokens <= 20 for t in llm_turns)
+
+
+def test_fault_injected_server_every_match_ends_with_a_result(faulty_server, monkeypatch):
+    monkeypatch.setenv("ARENA_TEST_DUMMY_KEY", "not-a-real-key")
+    retry = ",timeout=15,max_retries=5,retry_budget=90"
+    specs = [_spec(kind, faulty_server, mode, retry) for kind in ("openai", "litellm") for mode in ("tools", "json", "tools")]
+    records = asyncio.run(_play_all(specs))
+    assert all(r.status == "finished" and r.outcome is not None for r in records)
+    turns = [t for r in records for t in r.turns if t.player == 0]
+    errors = Counter(e for t in turns for e in t.meta.get("retry_errors", []))
+    assert errors["429"] and sum(errors.values()) >= 3, errors  # faults were injected and retried
+    for turn in turns:  # Retry-After: 1 was honoured
+        if turn.meta.get("retry_errors") and turn.meta["retry_errors"][0] == "429":
+            assert turn.meta["backoff_s"] >= 1.0
+    # Garbage replies (no tool call, no JSON) were parsed as prose and judged by the game.
+    assert any(t.meta.get("parse") not in (None, "structured") for t in turns)
+    failures = [t for t in turns if t.error]
+    assert all(t.error.startswith("policy failure") for t in failures)
