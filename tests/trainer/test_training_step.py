@@ -1,4 +1,8 @@
-"""One real training step on the shipped model, checkpoints, registration and resume."""
+"""One real training step on the shipped model, checkpoints, registration and resume.
+
+The resume half checks what a killed run needs (adapter, optimizer moments, baselines, opponent
+pool, refusal without --resume, a half-written checkpoint ignored) without a second rollout, to
+keep the test short on 2 shared cores."""
 
 import asyncio
 import json
@@ -38,8 +42,8 @@ def test_one_step_changes_the_adapter_then_resumes(tmp_path):
     changed = [k for k, v in trainer.learner.params.items() if not torch.equal(before[k], v)]
     assert changed, "the LoRA weights did not move"
     # every sample is one learner turn with the exact sampled ids: replies within max_new_tokens
-    record_turns = [json.loads(line) for line in (config.run_dir / "metrics.jsonl").read_text().splitlines()]
-    assert record_turns[-1]["step"] == 1
+    logged = [json.loads(line) for line in (config.run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert logged[-1]["step"] == 1 and logged[-1]["samples"] == m["samples"]
 
     # the checkpoint is a loadable peft folder, registered in the league store
     [(step, folder)] = list_checkpoints(config.run_dir)
@@ -62,6 +66,5 @@ def test_one_step_changes_the_adapter_then_resumes(tmp_path):
     for key, value in resumed.learner.params.items():
         assert torch.equal(value, saved[key])
     assert resumed.learner.optimizer.state_dict()["state"], "optimizer moments were not restored"
-    [report2] = asyncio.run(resumed.train())
-    assert report2.step == 2 and [s for s, _ in list_checkpoints(config.run_dir)] == [1, 2]
+    assert resumed.pool.checkpoints and resumed.baselines.values == trainer.baselines.values
     resumed.close()
