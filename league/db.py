@@ -11,6 +11,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import sys
 import tempfile
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -189,7 +190,7 @@ def make_engine(url: str) -> Engine:
 def _alembic_config(connection: Connection):
     from alembic.config import Config
 
-    config = Config()  # programmatic: no alembic.ini to ship or find
+    config = Config(stdout=sys.stdout)  # programmatic: no alembic.ini; stdout looked up now, not at import
     config.set_main_option("script_location", str(MIGRATIONS))
     config.attributes["connection"] = connection
     return config
@@ -199,7 +200,7 @@ def head_revision() -> str:
     from alembic.config import Config
     from alembic.script import ScriptDirectory
 
-    config = Config()
+    config = Config(stdout=sys.stdout)
     config.set_main_option("script_location", str(MIGRATIONS))
     head = ScriptDirectory.from_config(config).get_current_head()
     assert head is not None
