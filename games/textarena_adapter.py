@@ -52,7 +52,6 @@ CONFORMANCE_SAMPLE = [
     "Poker-v0",
     "Briscola-v0",
     "Othello-v0",
-    "Breakthrough-v0",
     "IteratedPrisonersDilemma-v0",
     "SimpleNegotiation-v0",
     "ThreePlayerTicTacToe-v0",
@@ -120,6 +119,7 @@ class TextArenaGame(Game):
         self._env: Any = None
         self._actions: list[list[Any]] = []
         self._logs: list[list[tuple[int, str, str]]] = [[] for _ in range(num_players)]
+        self._snapshot: tuple[str, dict[str, Any]] | None = None  # the last state set_state built
 
     @property
     def rules(self) -> str:
@@ -256,7 +256,8 @@ class TextArenaGame(Game):
             with self._own_chance():
                 self._env.step(str(action))
         except Exception as exc:  # noqa: BLE001 - a TextArena bug on odd input must not end the league
-            # Rebuild the game as it was, then let TextArena's own invalid-move rule apply.
+            # Rebuild the game as it was (the env may be half-changed), then apply TextArena's rule.
+            self._env = None
             self.set_state({"seed": self.seed, "actions": self._actions, "num_players": self.num_players, "options": self.options})
             return self._apply_textarena_invalid(player, f"the game could not process this move ({type(exc).__name__})")
         self._actions.append([player, str(action)])
@@ -364,14 +365,26 @@ class TextArenaGame(Game):
         """Replay the seed and the action log (TextArena envs cannot be serialised)."""
         if state.get("num_players") != self.num_players:
             raise GameError(f"{self.id}: state is for {state.get('num_players')} players, not {self.num_players}")
-        self.reset(int(state["seed"]))
-        for player, action in list(state["actions"]):
+        key = json.dumps([state["seed"], state["actions"], state.get("options", {})], sort_keys=True)
+        if self._snapshot is not None and self._snapshot[0] == key:
+            # The same state again (a search probing moves): copy it instead of replaying.
+            for name, value in copy.deepcopy(self._snapshot[1]).items():
+                setattr(self, name, value)
+            self._moves_at = None
+            return
+        actions = list(state["actions"])
+        if self._env is not None and int(state["seed"]) == self.seed and actions[: len(self._actions)] == self._actions:
+            actions = actions[len(self._actions) :]  # already there: replay only the rest
+        else:
+            self.reset(int(state["seed"]))
+        for player, action in actions:
             if isinstance(action, dict) and "fail" in action:
                 self.fail(player, action["fail"])
             elif isinstance(action, dict) and "invalid" in action:
                 self._apply_textarena_invalid(player, action["invalid"])
             else:
                 self.step(player, action)
+        self._snapshot = (key, copy.deepcopy({name: getattr(self, name) for name in _SNAPSHOT_FIELDS}))
 
     # ---- movers ----------------------------------------------------------------------------------
     def random_move(self, player: int, rng: random.Random) -> str:
@@ -422,6 +435,9 @@ class TextArenaGame(Game):
                 raise GameError(f"{self.id}: it is not player {player}'s turn")
 
 
+_SNAPSHOT_FIELDS = ("seed", "_env", "_actions", "_logs", "_feedback", "_rendered", "_forced_result", "_py_state", "_np_state")
+
+
 def _unique_phrase(phrases: dict[int, str], player: int) -> list[str]:
     mine = phrases.get(player)
     if not mine or any(mine in other for p, other in phrases.items() if p != player):
@@ -434,7 +450,6 @@ def _snapshot(state: Any, player: int) -> dict[str, Any]:
     return {
         "turn": state.turn,
         "flagged": bool(info.get("invalid_move")),
-        "eliminated": list(getattr(state, "elimination_order", None) or []).count(player),
     }
 
 
@@ -443,12 +458,8 @@ def _verdict(state: Any, player: int, before: dict[str, Any]) -> str:
     TextArena advances its turn counter only on a valid move; running out of allowance sets the
     player's invalid_move flag (two-player games end, free-for-all games eliminate)."""
     after = _snapshot(state, player)
-    newly_flagged = after["flagged"] and not before["flagged"]
-    newly_out = after["eliminated"] > before["eliminated"]
-    if after["turn"] != before["turn"] and not newly_flagged and not newly_out:
-        return "valid"
-    if newly_out or (newly_flagged and not state.done):
-        return "eliminated"
-    if state.done:
-        return "forfeit"
-    return "retry"
+    if after["flagged"] and not before["flagged"]:
+        return "forfeit" if state.done else "eliminated"
+    if after["turn"] != before["turn"]:
+        return "valid"  # eliminations by the game's own rules (a lost last die) are valid moves
+    return "forfeit" if state.done else "retry"
