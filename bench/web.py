@@ -15,9 +15,11 @@ Building the store fast (a real league of 100,000 bot matches takes far too long
    scratch, which is minutes at this size.)
 
 Then `arena web`'s app runs under uvicorn on 127.0.0.1 in a subprocess, and 32 concurrent
-httpx.AsyncClient workers hammer /healthz and / (the leaderboard) in alternating rounds; the
-medians over rounds are compared. A second server with --refresh 0 (the data version checked on
-every request, as a live league needs) is measured the same way.
+httpx.AsyncClient workers (one client and keep-alive connection each) hammer /healthz and / (the
+leaderboard) in alternating rounds; the medians over rounds are compared. A second server with
+--refresh 0 (the data version checked on every request) is measured the same way. Last, both
+endpoints are timed in process through ASGI (no sockets): the server's own cost per request,
+independent of the load generator, which on a small machine is itself a bottleneck.
 
     .venv/bin/python bench/web.py [--matches 100000] [--clients 32] [--seconds 3] [--rounds 3]
 """
@@ -167,16 +169,19 @@ def start_server(url: str, refresh: float) -> tuple[subprocess.Popen, str]:
 
 
 async def hammer(base: str, path: str, clients: int, seconds: float) -> dict[str, float]:
-    """`clients` workers, each sending requests back to back for `seconds`."""
+    """`clients` workers, each with its own keep-alive connection (one httpx.AsyncClient per
+    worker: a single client's shared pool of 32 connections is itself the bottleneck on 2 cores),
+    sending requests back to back for `seconds`."""
     import httpx
 
     latencies: list[float] = []
     errors = 0
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=30) as client:
+    sessions = [httpx.AsyncClient(base_url=base, timeout=60, limits=httpx.Limits(max_connections=1)) for _ in range(clients)]
+    try:
+        await asyncio.gather(*(s.get("/healthz") for s in sessions))  # open the connections first
         stop_at = time.perf_counter() + seconds
 
-        async def worker() -> None:
+        async def worker(client: httpx.AsyncClient) -> None:
             nonlocal errors
             while time.perf_counter() < stop_at:
                 t0 = time.perf_counter()
@@ -186,8 +191,10 @@ async def hammer(base: str, path: str, clients: int, seconds: float) -> dict[str
                     errors += 1
 
         started = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(clients)))
+        await asyncio.gather(*(worker(s) for s in sessions))
         elapsed = time.perf_counter() - started
+    finally:
+        await asyncio.gather(*(s.aclose() for s in sessions))
     latencies.sort()
     return {"rps": len(latencies) / elapsed, "p95_ms": 1000 * latencies[int(0.95 * (len(latencies) - 1))], "requests": len(latencies), "errors": errors}
 
@@ -211,6 +218,35 @@ def measure(base: str, clients: int, seconds: float, rounds: int) -> dict[str, f
         "leaderboard_over_trivial": med(board, "rps") / med(trivial, "rps"), "leaderboard_cold_ms": cold_ms,
         "errors": sum(r["errors"] for r in trivial + board),
     }
+
+
+def in_process(url: str, requests: int = 300) -> dict[str, float]:
+    """Median service time of each endpoint called straight through ASGI (no sockets, no client
+    contention): the server's own cost, independent of the load generator."""
+    import httpx
+
+    from web.app import create_app
+
+    app = create_app(url)
+
+    async def run() -> dict[str, float]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
+            assert (await client.get("/")).status_code == 200  # cold aggregate, excluded
+            out = {}
+            for name, path in (("trivial", "/healthz"), ("leaderboard", "/")):
+                times = []
+                for _ in range(requests):
+                    t0 = time.perf_counter()
+                    await client.get(path)
+                    times.append(time.perf_counter() - t0)
+                out[f"inprocess_{name}_ms"] = 1000 * statistics.median(times)
+            return out
+
+    result = asyncio.run(run())
+    app.state.data.store.close()
+    result["inprocess_leaderboard_over_trivial"] = result["inprocess_trivial_ms"] / result["inprocess_leaderboard_ms"]
+    return result
 
 
 def main() -> None:
@@ -238,6 +274,7 @@ def main() -> None:
             proc.wait(timeout=30)
         print(f"refresh={refresh}: {json.dumps(result)}", file=sys.stderr)
         out.update({f"{label}{k}": round(v, 3) if isinstance(v, float) else v for k, v in result.items()})
+    out.update({k: round(v, 3) for k, v in in_process(url).items()})
     out.update({"matches": args.matches, "clients": args.clients, "cpus": os.cpu_count(), **{k: round(v, 1) for k, v in build.items()}})
     print(json.dumps(out))
 

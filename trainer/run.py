@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from trainer.advantages import RoleBaselines, compute_advantages
-from trainer.checkpoints import list_checkpoints, load_state, restore_rng, rng_state, save_checkpoint
+from trainer.checkpoints import list_checkpoints, load_state, restore_rng, rng_state, save_checkpoint, step_dir
 from trainer.config import TrainConfig
 from trainer.learner import Learner, Sample, write_initial_adapter
 from trainer.metrics import MetricsLogger, truncate_after
@@ -221,11 +221,12 @@ class Trainer:
 
     async def _checkpoint(self, step: int, metrics: dict[str, Any]) -> Path:
         assert self.learner is not None
+        # The pool learns of this checkpoint before its state is saved: a run resumed from step-K
+        # must still be able to draw step-K (and every earlier one) as a lagged opponent.
+        sampling = f",temperature={self.config.rollout.temperature:g},max_new_tokens={self.config.rollout.max_new_tokens}"
+        self.pool.checkpoints.append(checkpoint_spec(self.config.base, step_dir(self.run_dir, step)) + sampling)
         state = {"rng": rng_state(self.rng), "baselines": self.baselines.state_dict(), "pool": self.pool.state_dict()}
         folder = save_checkpoint(self.run_dir, step, self.learner, state, self.config.model_dump(mode="json"))
-        spec = checkpoint_spec(self.config.base, folder)
-        sampling = f",temperature={self.config.rollout.temperature:g},max_new_tokens={self.config.rollout.max_new_tokens}"
-        self.pool.checkpoints.append(spec + sampling)
         self.on_event("checkpoint", folder)
         if self.config.checkpoint.register_in_league:
             try:

@@ -55,6 +55,7 @@ class _Cache:
         self.lock = threading.Lock()
         self.versions: dict[int, tuple[Any, float]] = {}
         self.values: dict[tuple[int, Any], tuple[Any, Any]] = {}
+        self.key_locks: dict[tuple[int, Any], threading.Lock] = {}
 
     def version(self, league_id: int, read: Callable[[], Any]) -> Any:
         now = time.monotonic()
@@ -69,10 +70,17 @@ class _Cache:
         hit = self.values.get((league_id, key))
         if hit is not None and hit[0] == version:
             return hit[1]
-        value = compute()
+        # Single flight: when the data changes under 32 waiting clients, one of them recomputes
+        # and the others wait for its answer instead of each running the same aggregate.
         with self.lock:
+            key_lock = self.key_locks.setdefault((league_id, key), threading.Lock())
+        with key_lock:
+            hit = self.values.get((league_id, key))
+            if hit is not None and hit[0] == version:
+                return hit[1]
+            value = compute()
             self.values[(league_id, key)] = (version, value)
-        return value
+            return value
 
     def is_fresh(self, league_id: int) -> bool:
         known = self.versions.get(league_id)

@@ -296,8 +296,9 @@ def _seated_sql(dialect: str) -> str:
     return "EXISTS (SELECT 1 FROM json_each(m.seats) s WHERE s.value = :policy)"
 
 
-def list_matches(session: Session, league_id: int, where: MatchFilter, page: int = 1, per_page: int = 50) -> tuple[list[dict[str, Any]], int]:
-    """(one page of matches, newest first, and how many match the filter in all)."""
+def list_matches(session: Session, league_id: int, where: MatchFilter, page: int = 1, per_page: int = 50, *, count: bool = True) -> tuple[list[dict[str, Any]], int]:
+    """(one page of matches, newest first, and how many match the filter in all; -1 unless `count`).
+    Newest first walks ix_matches_league_finished backwards, so a page stops early."""
     dialect = _dialect(session)
     clauses = ["m.league_id = :league"]
     params: dict[str, Any] = {"league": league_id}
@@ -321,12 +322,15 @@ def list_matches(session: Session, league_id: int, where: MatchFilter, page: int
             op = {"win": "<", "draw": "=", "loss": ">"}[where.result]
             clauses.append(f"m.status = 'finished' AND {mine} {op} {theirs}")
     condition = " AND ".join(clauses)
-    total = int(session.execute(text(f"SELECT COUNT(*) FROM matches m WHERE {condition}"), params).scalar() or 0)
+    total = int(session.execute(text(f"SELECT COUNT(*) FROM matches m WHERE {condition}"), params).scalar() or 0) if count else -1
     params.update(limit=per_page, offset=(page - 1) * per_page)
+    # Unfinished matches (no finished_at) come last; SQLite already sorts NULL lowest, and an
+    # explicit NULLS LAST there would stop it from walking the index.
+    order = "m.finished_at DESC NULLS LAST, m.id DESC" if dialect == "postgresql" else "m.finished_at DESC, m.id DESC"
     ids = [
         row[0]
         for row in session.execute(
-            text(f"SELECT m.id FROM matches m WHERE {condition} ORDER BY m.finished_at IS NULL, m.finished_at DESC, m.id DESC LIMIT :limit OFFSET :offset"),
+            text(f"SELECT m.id FROM matches m WHERE {condition} ORDER BY {order} LIMIT :limit OFFSET :offset"),
             params,
         )
     ]
@@ -359,7 +363,7 @@ def match_with_turns(session: Session, match_id: int) -> tuple[MatchRow, list[Tu
 
 
 def recent_matches_of(session: Session, league_id: int, policy: str, limit: int = 20) -> list[dict[str, Any]]:
-    rows, _ = list_matches(session, league_id, MatchFilter(policy=policy), 1, limit)
+    rows, _ = list_matches(session, league_id, MatchFilter(policy=policy), 1, limit, count=False)
     return rows
 
 

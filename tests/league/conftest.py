@@ -1,14 +1,13 @@
 """The `store` fixture: a fresh league store on SQLite, and on the PostgreSQL server that
 scripts/test.sh (scripts/pg.sh) starts; postgres cases are skipped only when ARENA_TEST_PG_URL
-is absent."""
-
-import os
+is absent (and fail instead where scripts/test.sh promised the server: tests/services.py)."""
 
 import pytest
 from sqlalchemy import create_engine, text
 
 from league.db import Base
 from league.store import Store
+from tests.services import postgres_url
 
 
 def reset_postgres(url: str) -> None:
@@ -24,9 +23,7 @@ def store_url(request, tmp_path):
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'league.db'}"
         return
-    url = os.environ.get("ARENA_TEST_PG_URL")
-    if not url:
-        pytest.skip("ARENA_TEST_PG_URL not set (scripts/test.sh starts PostgreSQL and sets it)")
+    url = postgres_url()
     reset_postgres(url)
     yield url
     reset_postgres(url)

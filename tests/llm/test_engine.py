@@ -114,3 +114,14 @@ async def test_lora_adapters_are_isolated_in_one_batch(engine, tmp_path):
     base_alone = await engine.chat(MESSAGES, GREEDY)
     assert a_alone.text == a_out.text and base_alone.text == base_out.text
     assert set(engine.adapters) >= {str(Path(first).resolve()), str(Path(second).resolve())}
+
+
+@pytest.mark.slow
+async def test_shared_system_prompt_is_prefilled_once_with_the_same_result(engine):
+    system = {"role": "system", "content": "You play Tic-Tac-Toe. " + "Three marks in a row win; players alternate. " * 5}
+    prompts = [[system, {"role": "user", "content": f"Turn {i}: free cells {list(range(1, 10 - i))}."}] for i in range(3)]
+    saved = engine.stats.shared_prefix_tokens
+    batched = await asyncio.gather(*[engine.chat(m, GREEDY) for m in prompts])
+    assert engine.stats.shared_prefix_tokens - saved >= 2 * 32
+    alone = [await engine.chat(m, GREEDY) for m in prompts]
+    assert [g.text for g in batched] == [g.text for g in alone]

@@ -66,5 +66,7 @@ def test_one_step_changes_the_adapter_then_resumes(tmp_path):
     for key, value in resumed.learner.params.items():
         assert torch.equal(value, saved[key])
     assert resumed.learner.optimizer.state_dict()["state"], "optimizer moments were not restored"
-    assert resumed.pool.checkpoints and resumed.baselines.values == trainer.baselines.values
+    assert resumed.pool.checkpoints == trainer.pool.checkpoints and len(resumed.pool.checkpoints) == 1
+    assert resumed.pool.checkpoints[0].startswith(row.spec + ",")
+    assert resumed.baselines.values == trainer.baselines.values
     resumed.close()

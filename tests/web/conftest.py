@@ -10,7 +10,6 @@ import asyncio
 import socket
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -18,6 +17,7 @@ from arena.policy import Policy, PolicyReply, register_kind
 from league.config import GameEntry, LeagueConfig, PolicyEntry
 from league.runner import run_league
 from league.store import Store
+from tests.services import chromium
 
 NAME_PAYLOAD = 'x"><img src=x onerror=alert(1)><script>alert(2)</script>'
 REPLY_PAYLOAD = "</pre><script>alert(3)</script><img src=y onerror=alert(4)>'\"><svg onload=alert(5)>"
@@ -44,11 +44,24 @@ register_kind("test-xss", lambda spec: PayloadPolicy(), "test-xss")
 
 
 def _play(url: str, config: LeagueConfig) -> None:
-    store = Store(url)
-    try:
-        asyncio.run(run_league(config, store))
-    finally:
-        store.close()
+    """Play a real league into `url`. In a thread of its own: Playwright's sync API (the session's
+    browser) keeps an event loop running in the main thread, where asyncio.run refuses to start."""
+    failure: list[BaseException] = []
+
+    def play() -> None:
+        store = Store(url)
+        try:
+            asyncio.run(run_league(config, store))
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            failure.append(exc)
+        finally:
+            store.close()
+
+    thread = threading.Thread(target=play)
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
 
 
 @pytest.fixture(scope="session")
@@ -108,18 +121,16 @@ def server_url(app):
     thread.join(timeout=10)
 
 
-CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 @pytest.fixture(scope="session")
 def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian's chromium is not installed (apt-get install -y chromium)")
+    executable = chromium()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        b = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
         yield b
         b.close()
 

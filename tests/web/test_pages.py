@@ -229,3 +229,37 @@ def test_writes_need_the_token(league_db, monkeypatch, client):
 ])
 def test_edge_inputs_never_500(client, path, status):
     assert client.get(path).status_code == status
+
+
+@pytest.mark.postgres
+def test_postgres_store_gives_the_same_answers(tmp_path):
+    """The dialect-specific SQL (json_array_elements_text, MATERIALIZED CTE) on a real PostgreSQL
+    league, checked against league.ratings of the same log."""
+    from fastapi.testclient import TestClient
+
+    from league.config import GameEntry, LeagueConfig, PolicyEntry
+    from tests.league.conftest import reset_postgres
+    from tests.web.conftest import _play
+
+    from tests.services import postgres_url
+
+    url = postgres_url()
+    reset_postgres(url)
+    try:
+        _play(url, LeagueConfig(
+            name="pg", seed=5, matches_per_pair=2, concurrency=2, games=[GameEntry(id="tictactoe"), GameEntry(id="nim")],
+            policies=[PolicyEntry(name="bot", spec="bot"), PolicyEntry(name="random", spec="random"), PolicyEntry(name=NAME_PAYLOAD, spec="test-xss")],
+        ))
+        store = Store(url)
+        expected = leaderboard(store.results(store.league_id("pg")), by="elo")
+        store.close()
+        with TestClient(create_app(url)) as c:
+            rows = c.get("/api/leaderboard?system=elo").json()["rows"]
+            assert [(r["policy"], r["wins"], r["draws"], r["losses"]) for r in rows] == [(e.policy, e.wins, e.draws, e.losses) for e in expected]
+            assert rows[[r["policy"] for r in rows].index(NAME_PAYLOAD)]["invalid_rate"] > 0
+            assert c.get("/api/matches", params={"policy": "bot", "result": "win"}).json()["total"] == next(e.wins for e in expected if e.policy == "bot")
+            assert sum(p["games"] for p in c.get("/api/h2h?game=nim").json()["pairs"]) == 2 * 6
+            for path in ("/", "/h2h", "/matches?policy=bot", "/policies/bot", "/live", "/matches/1"):
+                assert c.get(path).status_code == 200, path
+    finally:
+        reset_postgres(url)
