@@ -115,7 +115,8 @@ async def run_league(
         info = make_game(game.id, game.players, **game.options)
         store.upsert_game(game.id, info.name, info.rules)
     for entry in config.policies:
-        store.upsert_policy(entry.name, entry.spec, entry.meta)
+        # No notes in the league file leave the stored ones alone (e.g. a training checkpoint's run/step).
+        store.upsert_policy(entry.name, entry.spec, entry.meta or None)
     scheduler = build_scheduler(config)
     policies = build_policies(config)
     options = {g.id: g.options for g in config.games}
