@@ -247,10 +247,11 @@ class Trainer:
         from league.store import Store
 
         with Store(self.config.checkpoint.db) as store:
-            store.upsert_policy(
-                self.policy_name(step), checkpoint_spec(self.config.base, folder),
-                {"run": self.config.name, "step": step, "base": self.config.base}, replace=True,
-            )
+            store.upsert_policy(self.policy_name(step), checkpoint_spec(self.config.base, folder), self.checkpoint_meta(step), replace=True)
+
+    def checkpoint_meta(self, step: int) -> dict[str, Any]:
+        """How the web finds a run's checkpoints (web/runs.py)."""
+        return {"run": self.config.name, "step": step, "base": self.config.base}
 
     async def _evaluate(self, step: int, folder: Path) -> dict[str, Any]:
         """League matches of this checkpoint against the configured opponents; they land in the
@@ -269,7 +270,7 @@ class Trainer:
                 "matches_per_pair": evaluation.games_per_opponent,
                 "concurrency": evaluation.concurrency,
                 "games": [g.model_dump() for g in self.config.games],
-                "policies": [{"spec": checkpoint_spec(self.config.base, folder), "name": name}, *evaluation.opponents],
+                "policies": [{"spec": checkpoint_spec(self.config.base, folder), "name": name, "meta": self.checkpoint_meta(step)}, *evaluation.opponents],
             },
             source="eval",
         )

@@ -178,6 +178,48 @@ class RerateOut(BaseModel):
     snapshot_rows: int
 
 
+class RunSummaryOut(BaseModel):
+    name: str
+    base: str
+    checkpoints: int
+    evaluated: int
+    last_step: int
+
+
+class CheckpointOut(BaseModel):
+    step: int
+    policy: str
+    spec: str
+    eval_league: str | None
+    rating: float | None
+    lo: float | None
+    hi: float | None
+    rank: int | None
+    wins: int
+    draws: int
+    losses: int
+    games: int
+    score: float | None  # wins + draws/2 over games, against the fixed opponents
+    versus: list[PairOut]
+
+
+class OpponentOut(BaseModel):
+    policy: str
+    rating: float
+    lo: float
+    hi: float
+    rank: int
+
+
+class RunOut(BaseModel):
+    name: str
+    base: str
+    system: Literal["bt"] = "bt"
+    matches: int
+    checkpoints: list[CheckpointOut]
+    opponents: list[OpponentOut]
+
+
 # ---- helpers ---------------------------------------------------------------------------------------
 def _templates() -> Jinja2Templates:
     env = jinja2.Environment(
@@ -519,6 +561,43 @@ def create_app(db_url: str | None = None, write_token_env: str = "ARENA_WEB_TOKE
             league=league_name, counts=live["counts"], running=[MatchOut(**m) for m in live["running"]],
             finished=[MatchOut(**m) for m in live["finished"]],
             standings=[{"policy": st.policy, **_point(st).model_dump()} for st in live["standings"]],
+        )
+
+    # ---- training runs ---------------------------------------------------------------------------
+    def run_chart(detail: Any) -> dict[str, Any]:
+        points = [{"x": c.step, "y": c.rating, "lo": c.lo, "hi": c.hi} for c in detail.checkpoints if c.rating is not None]
+        return {"points": points, "refs": [{"label": o.policy, "y": o.rating} for o in detail.opponents], "x_label": "step"}
+
+    @app.get("/runs", response_class=HTMLResponse, include_in_schema=False)
+    def runs_page(request: Request) -> Response:
+        return templates.TemplateResponse(request, "runs.html", base_context(request, None, runs=data.runs()))
+
+    @app.get("/api/runs", response_model=list[RunSummaryOut], tags=["training"])
+    def api_runs() -> list[RunSummaryOut]:
+        """Every training run that registered checkpoints or evaluated them in the store."""
+        return [RunSummaryOut(**vars(r)) for r in data.runs()]
+
+    @app.get("/runs/{name:path}", response_class=HTMLResponse, include_in_schema=False)
+    def run_page(request: Request, name: str) -> Response:
+        detail = data.run(name)
+        return templates.TemplateResponse(request, "run.html", base_context(request, None, run=detail, chart=run_chart(detail)))
+
+    @app.get("/api/runs/{name:path}", response_model=RunOut, tags=["training"])
+    def api_run(name: str) -> RunOut:
+        """A run's checkpoints by step with one Bradley-Terry fit (Elo scale, 95% CI) pooled over
+        all its evaluation leagues (RUN/eval/step-K), and the fixed opponents on the same scale."""
+        detail = data.run(name)
+        return RunOut(
+            name=detail.name, base=detail.base, matches=detail.matches,
+            checkpoints=[
+                CheckpointOut(
+                    step=c.step, policy=c.policy, spec=c.spec, eval_league=c.league, rating=c.rating, lo=c.lo, hi=c.hi, rank=c.rank,
+                    wins=c.record.wins, draws=c.record.draws, losses=c.record.losses, games=c.record.games, score=c.record.win_rate,
+                    versus=[_pair_out(c.policy, other, pair) for other, pair in sorted(c.versus.items())],
+                )
+                for c in detail.checkpoints
+            ],
+            opponents=[OpponentOut(**vars(o)) for o in detail.opponents],
         )
 
     # ---- the one write ---------------------------------------------------------------------------

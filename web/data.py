@@ -19,6 +19,7 @@ from typing import Any, Callable
 from league.ratings import SYSTEMS, leaderboard
 from league.store import Store
 from web import queries as q
+from web import runs as training_runs
 
 SYSTEM_LABELS = {"trueskill": "TrueSkill (mu - 3 sigma)", "elo": "Elo", "bt": "Bradley-Terry (Elo scale)"}
 FALLBACK_BOOTSTRAP_LIMIT = 5000  # above this many matches a no-snapshot fallback skips the BT bootstrap
@@ -92,6 +93,8 @@ class WebData:
         self.store = store
         self.cache = _Cache(refresh_s)
         self._leagues: dict[str, tuple[tuple[int, str], float]] = {}  # name ("" = newest) -> ((id, name), when)
+        self._runs: dict[str, tuple[Any, training_runs.RunDetail]] = {}  # run -> (version, detail)
+        self._runs_lock = threading.Lock()
 
     # ---- leagues --------------------------------------------------------------------------------
     def league(self, name: str | None) -> tuple[int, str]:
@@ -220,6 +223,23 @@ class WebData:
         seen = set(order)
         order += sorted({a for a, _ in table} - seen)
         return order, table
+
+    # ---- training runs ----------------------------------------------------------------------------
+    def runs(self) -> list[training_runs.RunSummary]:
+        return training_runs.list_runs(self.store)
+
+    def run(self, name: str) -> training_runs.RunDetail:
+        """A run's checkpoints and pooled ratings, refitted only when its evaluations change."""
+        version = training_runs.run_version(self.store, name)
+        with self._runs_lock:  # one fit at a time: a bootstrap is the expensive part
+            hit = self._runs.get(name)
+            if hit is not None and hit[0] == version:
+                return hit[1]
+            detail = training_runs.run_detail(self.store, name)
+            if detail is None:
+                raise NotFound(f"no training run named {name!r} (runs register checkpoints as RUN/step-K)")
+            self._runs[name] = (version, detail)
+            return detail
 
     # ---- live -----------------------------------------------------------------------------------
     def live(self, league_id: int, system: str = "trueskill") -> dict[str, Any]:

@@ -1,7 +1,9 @@
 """A league store filled by REAL league runs (the league runner playing scripted bots), shared by
 the web tests: two games, three policies, one of which has an XSS payload as its name and
 replies with HTML/script payloads (first an invalid move, then a legal one, so the payload lands
-in raw replies, parsed moves and the game's feedback), plus a second, older, small league.
+in raw replies, parsed moves and the game's feedback), plus a second, older, small league, and a
+training run (also named with a payload) whose checkpoints were registered and evaluated the way
+`arena train` does it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from tests.services import chromium
 
 NAME_PAYLOAD = 'x"><img src=x onerror=alert(1)><script>alert(2)</script>'
 REPLY_PAYLOAD = "</pre><script>alert(3)</script><img src=y onerror=alert(4)>'\"><svg onload=alert(5)>"
+RUN_PAYLOAD = 'tiny"><img src=x onerror=alert(7)>'
+RUN_STEPS = {1: "random,seed=s1", 2: "bot"}  # the run "learns": its step-2 checkpoint is the minimax bot
 REPLY_PADDING = 3000  # longer than the page's reply cap, so the cap shows
 
 
@@ -64,6 +68,21 @@ def _play(url: str, config: LeagueConfig) -> None:
         raise failure[0]
 
 
+def play_training_run(url: str, run: str, steps: dict[int, str]) -> None:
+    """What trainer.run does per checkpoint: register `RUN/step-K` with its run/step notes, then
+    play the evaluation league `RUN/eval/step-K` against fixed opponents (an entry without notes,
+    which must leave the registered ones alone)."""
+    for step, spec in steps.items():
+        name = f"{run}/step-{step}"
+        with Store(url) as store:
+            store.upsert_policy(name, spec, {"run": run, "step": step, "base": "local"}, replace=True)
+        _play(url, LeagueConfig(
+            name=f"{run}/eval/step-{step}", seed=10 + step, matches_per_pair=2, concurrency=2,
+            games=[GameEntry(id="tictactoe")],
+            policies=[PolicyEntry(name=name, spec=spec), PolicyEntry(name="bot", spec="bot"), PolicyEntry(name="random-b", spec="random,seed=b")],
+        ))
+
+
 @pytest.fixture(scope="session")
 def league_db(tmp_path_factory) -> str:
     path = tmp_path_factory.mktemp("web") / "league.db"
@@ -73,6 +92,9 @@ def league_db(tmp_path_factory) -> str:
         games=[GameEntry(id="tictactoe")],
         policies=[PolicyEntry(name="bot", spec="bot"), PolicyEntry(name="random-b", spec="random,seed=b")],
     ))
+    play_training_run(url, RUN_PAYLOAD, RUN_STEPS)
+    with Store(url) as store:  # registered, not evaluated yet
+        store.upsert_policy(f"{RUN_PAYLOAD}/step-3", "random", {"run": RUN_PAYLOAD, "step": 3, "base": "local"})
     _play(url, LeagueConfig(
         name="main", seed=3, matches_per_pair=2, concurrency=4,
         games=[GameEntry(id="tictactoe"), GameEntry(id="nim")],

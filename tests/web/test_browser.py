@@ -78,6 +78,23 @@ def test_rating_chart_draws(client, server_url, page):
     assert box["width"] > 300 and box["height"] > 100
 
 
+def test_training_run_chart_draws_checkpoints_and_opponents(client, server_url, page):
+    from urllib.parse import quote
+
+    from tests.web.conftest import RUN_PAYLOAD
+
+    run = client.get(f"/api/runs/{quote(RUN_PAYLOAD, safe='')}").json()
+    rated = [c for c in run["checkpoints"] if c["rating"] is not None]
+    page.goto(f"{server_url}/runs")
+    page.click("#runs a")  # the run's link (its name is a payload: the URL must survive quoting)
+    page.wait_for_selector("#rating-chart path.line")
+    assert page.locator("#rating-chart path.line").get_attribute("d").count("L") == len(rated) - 1 == 1
+    assert page.locator("#rating-chart circle.dot").count() == len(rated)
+    assert page.locator("#rating-chart line.ref").count() == len(run["opponents"]) == 2
+    assert sorted(page.locator("#rating-chart text.ref-label").all_text_contents()) == ["bot", "random-b"]
+    assert page.locator("#checkpoints tbody tr").count() == 3 and page.errors == []
+
+
 def test_live_view_polls(server_url, page):
     page.goto(f"{server_url}/live?league=main")
     page.wait_for_selector("#live-updated:not(:empty)", timeout=10_000)

@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.web.conftest import NAME_PAYLOAD, REPLY_PAYLOAD
+from tests.web.conftest import NAME_PAYLOAD, REPLY_PAYLOAD, RUN_PAYLOAD
 
 
 def _payload_match(client) -> int:
@@ -23,13 +23,14 @@ def _pages(client) -> list[str]:
         "/?league=main", "/?league=main&system=bt", "/?league=main&game=tictactoe",
         f"/policies/{name}?league=main", "/policies/bot?league=main", "/h2h?league=main", "/matches?league=main",
         f"/matches?league=main&policy={name}", f"/matches/{match_id}?turn=1", f"/matches/{match_id}?turn=2", "/live?league=main",
+        "/runs", f"/runs/{quote(RUN_PAYLOAD, safe='')}",
     ]
 
 
 def test_html_escapes_every_payload(client):
     for path in _pages(client):
         html = client.get(path).text
-        for raw in ("<script>alert", "<img src=x", "<img src=y", "<svg onload", "onerror=alert(1)>"):
+        for raw in ("<script>alert", "<img src=x", "<img src=y", "<svg onload", "onerror=alert(1)>", "onerror=alert(7)>"):
             assert raw not in html, f"{path}: unescaped {raw!r}"
     name_page = client.get(f"/policies/{quote(NAME_PAYLOAD, safe='')}?league=main").text
     assert "x&#34;&gt;&lt;img src=x onerror=alert(1)&gt;&lt;script&gt;alert(2)&lt;/script&gt;" in name_page
@@ -67,6 +68,8 @@ def test_no_payload_executes_in_chromium(client, server_url, page):
         assert page.errors == [], f"{path}: page errors {page.errors}"
         if path.startswith(("/?", "/policies/%", "/h2h", "/matches?")):
             assert NAME_PAYLOAD in found["text"], f"{path}: the payload name is not shown as text"
+        if path.startswith("/runs"):
+            assert RUN_PAYLOAD in found["text"], f"{path}: the payload run name is not shown as text"
     # the replay's own steps also show payload replies as text after JS moves between them
     match_id = _payload_match(client)
     turns = client.get(f"/api/matches/{match_id}").json()["turns"]
