@@ -27,7 +27,8 @@ league_app = typer.Typer(help="Run tournaments and inspect them.", no_args_is_he
 policy_app = typer.Typer(help="Policies registered in the league store.", no_args_is_help=True)
 
 DB_HELP = "SQLAlchemy URL of the league store, e.g. sqlite:///arena.db or postgresql+psycopg://user@host/db (default: $ARENA_DB, else sqlite:///arena.db)."
-EXECUTORS = ("local",)
+EXECUTORS = ("local", "ray")
+RAY_MISSING = "--executor ray needs Ray, which is not installed here: pip install 'llm-arena[ray]'"
 STANDINGS_REFRESH_S = 0.5
 
 
@@ -123,13 +124,16 @@ def _standings_table(rows: list) -> Table:
 def run_command(
     config_path: Path = typer.Argument(..., help="League file (YAML); see examples/demo-league.yaml."),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP + " Overrides the file's `db:`."),
-    executor: str = typer.Option("local", help="Where matches run: local (asyncio in this process)."),
+    executor: str = typer.Option("local", help="Where matches run: local (asyncio in this process) or ray (Ray tasks on a cluster; see docs/cluster.md)."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="With --executor ray: the cluster to join (auto, HOST:PORT or ray://HOST:PORT; default: $RAY_ADDRESS, else a local Ray instance)."),
+    ray_cpus_per_match: Optional[float] = typer.Option(None, "--ray-cpus-per-match", min=0.01, max=64, help="With --executor ray: CPUs each match task reserves (default: 1 for bot-only matches, 0.25 when a seat waits on a model or an API)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress display."),
 ) -> None:
     """Play (or resume) a league. The same command continues a killed or interrupted run: finished
     matches are kept, unfinished ones replayed with the same seed.
 
     Example: arena league run examples/demo-league.yaml --db sqlite:///demo.db
+    (on a Ray cluster: arena league run league.yaml --executor ray --ray-address auto --db postgresql+psycopg://arena@db-host/arena)
     """
     from league.config import ConfigError, load_config
     from league.runner import LeagueError, run_league
@@ -137,6 +141,9 @@ def run_command(
 
     if executor not in EXECUTORS:
         raise _fail(f"--executor {executor!r}: choose one of {', '.join(EXECUTORS)}")
+    if executor != "ray" and (ray_address is not None or ray_cpus_per_match is not None):
+        flag = "--ray-address" if ray_address is not None else "--ray-cpus-per-match"
+        raise _fail(f"{flag} needs --executor ray")
     try:
         config = load_config(config_path)
     except ConfigError as exc:
@@ -144,10 +151,15 @@ def run_command(
     url = db or config.db
     store = _store(url)
     resume = "arena league run " + shlex.quote(str(config_path)) + (f" --db {shlex.quote(url)}" if db else "")
+    if executor == "ray":
+        resume += " --executor ray" + (f" --ray-address {shlex.quote(ray_address)}" if ray_address else "")
+    runner_executor = _ray_executor(config, ray_address, ray_cpus_per_match) if executor == "ray" else None
     view = LiveView(config.name, enabled=not quiet)
     try:
         with view:
-            summary = asyncio.run(run_league(config, store, on_start=view.on_start, on_finish=view.on_finish, handle_signals=True))
+            summary = asyncio.run(run_league(
+                config, store, on_start=view.on_start, on_finish=view.on_finish, handle_signals=True, executor=runner_executor,
+            ))
     except (LeagueError, StoreError) as exc:
         raise _fail(f"{config_path}: {exc}")
     except KeyboardInterrupt:  # Ctrl-C before the signal handlers were installed
@@ -163,12 +175,32 @@ def run_command(
         raise typer.Exit(code=130)
     replayed = f", {summary.replayed} replayed after an interrupted run" if summary.replayed else ""
     aborted = f", {summary.aborted} aborted without a result" if summary.aborted else ""
+    if summary.abandoned:  # lost by the executor (workers died more often than it retries)
+        aborted += f", {summary.abandoned} lost with their workers (replayed by: {resume})"
     console.print(
         f"{config.name}: {summary.finished} matches stored ({summary.played_now} played now{replayed}{aborted}) "
         f"in {summary.elapsed_s:.1f} s; db {store._safe_url()}",
         soft_wrap=True,
     )
     _print_leaderboard(store, summary.league_id, "trueskill", None, 200)
+
+
+def _ray_executor(config: Any, address: Optional[str], cpus_per_match: Optional[float]) -> Any:
+    """The Ray executor, connected now, so a missing Ray or an unreachable cluster is one line."""
+    try:
+        from league.ray_executor import RayExecutor
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] == "ray":
+            raise _fail(RAY_MISSING)
+        raise
+    from league.runner import LeagueError
+
+    executor = RayExecutor(config, address, cpus_per_match)
+    try:
+        executor.connect()
+    except LeagueError as exc:
+        raise _fail(str(exc))
+    return executor
 
 
 def _exit_now_if_workers_linger(store: Any, code: int) -> None:

@@ -11,6 +11,10 @@ at most the matches in flight, which the next run replays; nothing is counted tw
 Stopping (Ctrl-C / SIGTERM, or `stop` set by a caller): no new matches start; matches in flight
 get `grace_seconds` to finish, then are cancelled and marked `abandoned` (replayed next time).
 A second Ctrl-C abandons at once.
+
+Where a match runs is the executor's business (`Executor`): the in-process one (the default) plays
+it on this event loop; league/ray_executor.py plays it as a Ray task on a cluster. Everything else
+(scheduling, limits, the store, ratings) stays here, in the one process that writes the store.
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ import contextlib
 import signal
 import time
 from collections import Counter, deque
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Collection, Mapping
 
 from arena.match import MatchRecord, play_match
 from arena.policy import Policy, make_policy
@@ -34,6 +39,51 @@ from league.store import Store
 
 class LeagueError(ValueError):
     """The league cannot start (a policy that cannot be built, a changed schedule): one line."""
+
+
+class MatchLost(Exception):
+    """An executor could not play a pairing at all (its worker or node was lost more often than
+    it retries, or a worker cannot run the project's code). Not a result: the match is marked
+    `abandoned` and the next run replays it."""
+
+
+class Executor(ABC):
+    """Where matches run. The runner keeps scheduling, limits, the store and the ratings; an
+    executor only turns a pairing into the driver's MatchRecord."""
+
+    @abstractmethod
+    async def start(self) -> dict[str, str]:
+        """Get ready to play (build policies, connect); returns {policy name: Policy.provider}.
+        A policy that cannot be built raises LeagueError naming `policies[i].spec`."""
+
+    @abstractmethod
+    async def play(self, pairing: Pairing) -> MatchRecord:
+        """Play one pairing to its end. Raises MatchLost when it could not be played at all."""
+
+    async def close(self) -> None:
+        """Release what `start` acquired. Safe to call more than once."""
+
+
+class InProcessExecutor(Executor):
+    """The default: every match on this process's event loop, one policy object per entry."""
+
+    def __init__(self, config: LeagueConfig) -> None:
+        self.config = config
+        self.options = {g.id: g.options for g in config.games}
+        self.policies: dict[str, Policy] = {}
+
+    async def start(self) -> dict[str, str]:
+        self.policies = build_policies(self.config)
+        return {name: policy.provider for name, policy in self.policies.items()}
+
+    async def play(self, pairing: Pairing) -> MatchRecord:
+        return await play_pairing(pairing, self.policies, self.options, self.config.move_timeout)
+
+    async def close(self) -> None:
+        for policy in self.policies.values():
+            with contextlib.suppress(Exception):
+                await policy.close()
+        self.policies = {}
 
 
 @dataclass
@@ -75,10 +125,13 @@ def build_scheduler(config: LeagueConfig) -> Scheduler:
     )
 
 
-def build_policies(config: LeagueConfig) -> dict[str, Policy]:
-    """One policy object per entry, shared by all its matches (a local model loads once)."""
+def build_policies(config: LeagueConfig, only: Collection[str] | None = None) -> dict[str, Policy]:
+    """One policy object per entry (or per entry named in `only`), shared by all its matches (a
+    local model loads once)."""
     policies: dict[str, Policy] = {}
     for i, entry in enumerate(config.policies):
+        if only is not None and entry.name not in only:
+            continue
         try:
             policy = make_policy(entry.spec)
         except Exception as exc:  # noqa: BLE001 - a policy that cannot be built stops the league in one line
@@ -87,6 +140,21 @@ def build_policies(config: LeagueConfig) -> dict[str, Policy]:
         policy.name = entry.name
         policies[entry.name] = policy
     return policies
+
+
+async def play_pairing(pairing: Pairing, policies: Mapping[str, Policy], options: Mapping[str, dict[str, Any]], move_timeout: float | None) -> MatchRecord:
+    """One match of `pairing` through the driver. When the game itself raises, a record with no
+    result comes back, so a broken game ends as `aborted` instead of being replayed forever."""
+    seats = [policies[name] for name in pairing.seats]
+    try:
+        game = make_game(pairing.game_id, len(pairing.seats), **options.get(pairing.game_id, {}))
+        return await play_match(game, seats, pairing.seed, move_timeout=move_timeout, match_id=pairing.key)
+    except Exception as exc:  # noqa: BLE001 - policies cannot raise here (the driver catches them); games can
+        return MatchRecord(
+            match_id=pairing.key, game_id=pairing.game_id, num_players=len(pairing.seats), seed=pairing.seed,
+            policies=list(pairing.seats), specs=[p.spec for p in seats],
+            status=f"game error: {type(exc).__name__}: {str(exc)[:300]}",
+        )
 
 
 def new_ratings() -> Any:
@@ -105,10 +173,12 @@ async def run_league(
     handle_signals: bool = False,
     live_snapshots: bool = True,
     rerate_at_end: bool = True,
+    executor: Executor | None = None,
 ) -> LeagueSummary:
     """Play (or resume) `config` into `store`. `on_start(finished, total, replaying)` is called once
     before the first match; `on_finish` after every stored match. With `handle_signals`, SIGINT
-    and SIGTERM stop the league gracefully (see the module docstring)."""
+    and SIGTERM stop the league gracefully (see the module docstring). `executor` decides where
+    matches run (default: this process)."""
     started = time.perf_counter()
     league_id = store.open_league(config.name, config.stored_config(), config.schedule_hash())
     for game in config.games:
@@ -118,8 +188,6 @@ async def run_league(
         # No notes in the league file leave the stored ones alone (e.g. a training checkpoint's run/step).
         store.upsert_policy(entry.name, entry.spec, entry.meta or None)
     scheduler = build_scheduler(config)
-    policies = build_policies(config)
-    options = {g.id: g.options for g in config.games}
     limits = dict(config.provider_limits)
     stop = stop or asyncio.Event()
     hard_stop = asyncio.Event()
@@ -135,19 +203,21 @@ async def run_league(
     in_flight: dict[asyncio.Task, Pairing] = {}
     busy: Counter[str] = Counter()  # matches in flight per limited provider
     snapshot_step = max(5, (summary.total or 400) // 20)
+    # Started last, so nothing between here and the loop's `finally` can leave it unclosed.
+    executor = executor or InProcessExecutor(config)
+    try:
+        provider_of = await executor.start()
+    except BaseException:
+        await executor.close()
+        raise
     if on_start is not None:
         on_start(len(finished), summary.total, len(pending))
 
     def providers(pairing: Pairing) -> set[str]:
-        return {policies[name].provider for name in pairing.seats if policies[name].provider in limits}
+        return {provider_of[name] for name in pairing.seats if provider_of[name] in limits}
 
     def can_start(pairing: Pairing) -> bool:
         return all(busy[p] < limits[p] for p in providers(pairing))
-
-    async def play(pairing: Pairing) -> MatchRecord:
-        game = make_game(pairing.game_id, len(pairing.seats), **options.get(pairing.game_id, {}))
-        seats = [policies[name] for name in pairing.seats]
-        return await play_match(game, seats, pairing.seed, move_timeout=config.move_timeout, match_id=pairing.key)
 
     def next_batch() -> tuple[list[Pairing], list[Pairing]]:
         """(pairings to start now, pairings the scheduler just handed out)."""
@@ -173,7 +243,10 @@ async def run_league(
                 busy[provider] += 1
         return batch, handed_out
 
-    def record_result(pairing: Pairing, record: MatchRecord) -> None:
+    def record_result(pairing: Pairing, record: MatchRecord | str) -> None:
+        if isinstance(record, str):  # the executor could not play it: no result; the next run replays it
+            summary.abandoned += store.abandon(league_id, [pairing.key], f"{record}; replayed on resume")
+            return
         match_id = store.finish(league_id, pairing.key, record)
         if match_id is not None and record.outcome is not None:
             result = GameResult(str(match_id), pairing.game_id, pairing.seats, tuple(record.outcome["ranks"]))
@@ -210,7 +283,7 @@ async def run_league(
                 store.launch(league_id, handed_out, [p.key for p in batch])
                 if batch:
                     for pairing in batch:
-                        in_flight[asyncio.create_task(play(pairing), name=f"match {pairing.key}")] = pairing
+                        in_flight[asyncio.create_task(executor.play(pairing), name=f"match {pairing.key}")] = pairing
             if not in_flight:
                 break
             if stop.is_set() and deadline is None:
@@ -222,7 +295,7 @@ async def run_league(
                 pairing = in_flight.pop(task)
                 for provider in providers(pairing):
                     busy[provider] -= 1
-                record_result(pairing, _record_of(task, pairing, policies))
+                record_result(pairing, _record_of(task))
             if stop.is_set() and (hard_stop.is_set() or (deadline is not None and loop.time() >= deadline)):
                 break
     finally:
@@ -235,10 +308,8 @@ async def run_league(
                 task.cancel()
             await asyncio.gather(*in_flight, return_exceptions=True)
             with contextlib.suppress(Exception):  # the store may be what failed
-                summary.abandoned = store.abandon(league_id, [p.key for p in in_flight.values()], "interrupted; replayed on resume")
-        for policy in policies.values():
-            with contextlib.suppress(Exception):
-                await policy.close()
+                summary.abandoned += store.abandon(league_id, [p.key for p in in_flight.values()], "interrupted; replayed on resume")
+        await executor.close()
     summary.interrupted = stop.is_set()
     summary.finished = len(finished)
     if rerate_at_end:
@@ -249,17 +320,15 @@ async def run_league(
     return summary
 
 
-def _record_of(task: asyncio.Task, pairing: Pairing, policies: dict[str, Policy]) -> MatchRecord:
-    """The driver's record, or (when the game itself raised) a record with no result, so a
-    broken game ends as `aborted` instead of being replayed forever."""
+def _record_of(task: asyncio.Task) -> MatchRecord | str:
+    """The executor's record, or why it could not play the match (the match stays unfinished and
+    the next run replays it: games' own errors never get here, play_pairing records them)."""
     try:
         return task.result()
-    except Exception as exc:  # noqa: BLE001 - policies cannot raise here (the driver catches them); games can
-        return MatchRecord(
-            match_id=pairing.key, game_id=pairing.game_id, num_players=len(pairing.seats), seed=pairing.seed,
-            policies=list(pairing.seats), specs=[policies[name].spec for name in pairing.seats],
-            status=f"game error: {type(exc).__name__}: {str(exc)[:300]}",
-        )
+    except MatchLost as exc:
+        return str(exc)[:500]
+    except Exception as exc:  # noqa: BLE001 - an executor's own failure must cost one match, not the league
+        return f"executor error: {type(exc).__name__}: {str(exc)[:300]}"
 
 
 def live_snapshot_rows(ratings: Any, after: int, per_game: Counter[str]) -> list[dict[str, Any]]:

@@ -106,7 +106,8 @@ def test_errors_are_one_line_with_exit_2(tmp_path):
         (["leaderboard", "--game", "chess", "--db", db], "--game 'chess': no finished matches"),
         (["leaderboard", "--league", "nope", "--db", db], "no league named 'nope'"),
         (["leaderboard", "--db", "postgresql+psycopg://u:hunter2@127.0.0.1:1/x"], "cannot open the league store"),
-        (["league", "run", str(bad), "--executor", "ray"], "--executor 'ray'"),
+        (["league", "run", str(bad), "--executor", "nonsense"], "--executor 'nonsense'"),
+        (["league", "run", str(bad), "--ray-address", "auto"], "--ray-address needs --executor ray"),
         (["export", "--kind", "ppo", "--out", str(tmp_path / "x.jsonl"), "--db", db], "choose one of records, sft, dpo"),
         (["export", "--out", str(tmp_path / "no" / "x.jsonl"), "--db", db], "does not exist"),
     ]
