@@ -111,6 +111,11 @@ class ModelHost:
     def providers(self) -> dict[str, str] | str:
         return self.error if self.error is not None else {n: p.provider for n, p in self.policies.items()}
 
+    def stats(self) -> dict[str, dict[str, Any]]:
+        """Each engine's counters (moves served, batches, largest batch) by base model."""
+        engines = {p.engine.base: p.engine for p in self.policies.values() if hasattr(p, "engine")}
+        return {base: dataclasses.asdict(engine.stats) for base, engine in engines.items()}
+
     async def act(self, name: str, request: MoveRequest) -> tuple[PolicyReply | None, BaseException | None]:
         """The reply, or the policy's exception (raised again in the match, so the driver records it
         exactly as in one process)."""
@@ -227,6 +232,7 @@ class RayExecutor(Executor):
         self.cpus_per_match = cpus_per_match
         self.connected = False
         self.hosts: list[Any] = []
+        self.host_stats: list[dict[str, dict[str, Any]]] = []  # per host, read when closing
         self.setup: MatchSetup | None = None
         self._setup_ref: Any = None
         self._task: Any = None
@@ -311,6 +317,9 @@ class RayExecutor(Executor):
         raise MatchLost(f"match {pairing.key} lost {len(failures)} times; last: {failures[-1]}")
 
     async def close(self) -> None:
+        if self.hosts:
+            with contextlib.suppress(Exception):
+                self.host_stats = list(await asyncio.wait_for(asyncio.gather(*(h.stats.remote() for h in self.hosts)), 10))
         for handle in self.hosts:
             with contextlib.suppress(Exception):
                 ray.kill(handle)

@@ -34,7 +34,7 @@ from games.registry import make_game
 from league.config import LeagueConfig
 from league.results import GameResult
 from league.scheduling import GameSlot, Pairing, Scheduler, make_scheduler
-from league.store import Store
+from league.store import FINISHED, Store
 
 
 class LeagueError(ValueError):
@@ -311,7 +311,8 @@ async def run_league(
                 summary.abandoned += store.abandon(league_id, [p.key for p in in_flight.values()], "interrupted; replayed on resume")
         await executor.close()
     summary.interrupted = stop.is_set()
-    summary.finished = len(finished)
+    # From the store, not this run's tally: another process may be finishing the same league.
+    summary.finished = store.count(league_id, FINISHED)
     if rerate_at_end:
         from league.snapshots import rerate
 

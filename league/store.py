@@ -135,12 +135,15 @@ class Store:
 
     # ---- games and policies ---------------------------------------------------------------------
     def upsert_game(self, game_id: str, name: str = "", rules: str = "") -> None:
-        with self.session() as s, s.begin():
-            row = s.scalar(select(GameRow).where(GameRow.game_id == game_id))
-            if row is None:
-                s.add(GameRow(game_id=game_id, name=name, rules=rules))
-            else:
-                row.name, row.rules = name or row.name, rules or row.rules
+        try:
+            with self.session() as s, s.begin():
+                row = s.scalar(select(GameRow).where(GameRow.game_id == game_id))
+                if row is None:
+                    s.add(GameRow(game_id=game_id, name=name, rules=rules))
+                else:
+                    row.name, row.rules = name or row.name, rules or row.rules
+        except IntegrityError:  # added by another process (a second league starting) at the same moment
+            self.upsert_game(game_id, name, rules)
 
     def games(self) -> list[GameRow]:
         with self.session() as s:

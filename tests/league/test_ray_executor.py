@@ -171,6 +171,24 @@ def test_a_worker_killed_mid_match_costs_nothing(tmp_path, ray_local):
         store.close()
 
 
+@pytest.mark.slow
+def test_local_models_play_through_one_host_per_node(tmp_path, ray_local):
+    """A `local` seat's moves go to the node's ModelHost actor (the model loads once there, not
+    in each match task), concurrent matches share it, and every move is answered."""
+    config = _config("hosted", matches_per_pair=2, concurrency=2, games=[GameEntry(id="nim")],
+                     policies=[PolicyEntry(name="smol", spec="local,mode=tools"), PolicyEntry(name="bot", spec="bot")])
+    executor = RayExecutor(config)
+    with Store(f"sqlite:///{tmp_path / 'hosted.db'}") as store:
+        summary = asyncio.run(run_league(config, store, executor=executor))
+        assert summary.finished == summary.total == 2
+        records = [store.match_record(int(r.match_id)) for r in store.results(summary.league_id)]
+    smol_turns = [t for r in records for t in r.turns if t.policy == "smol"]
+    assert smol_turns and all(t.error is None for t in smol_turns)
+    assert executor.setup is not None and executor.setup.providers == {"smol": "local:local", "bot": "scripted"}
+    [host] = executor.host_stats  # one node: one host
+    assert host["local"]["rows"] == len(smol_turns)  # every move of both matches went through it
+
+
 def test_stop_abandons_ray_matches_and_a_rerun_completes_exactly_once(tmp_path, ray_local):
     config = _config("stop", matches_per_pair=4, concurrency=2, grace_seconds=0, games=[GameEntry(id="connect_four")])
     store = Store(f"sqlite:///{tmp_path / 'stop.db'}")
