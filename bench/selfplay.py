@@ -35,8 +35,14 @@ from trainer.metrics import read_metrics  # noqa: E402
 from trainer.rewards import outcome_reward  # noqa: E402
 from trainer.run import Trainer, checkpoint_spec  # noqa: E402
 
+OBS = "state"  # training prompts and both sides of the evaluation see the current state only
+
 
 def build_config(args: argparse.Namespace) -> dict:
+    """Sized for 2 CPU cores: a step's cost is the forward+backward over every learner attempt's
+    prompt, so prompts are the current state only (not the match history), replies are capped
+    short, one epoch per batch, and each attempt also carries its own legality credit, the
+    densest signal a tiny model that mostly answers in prose can get."""
     smoke = args.smoke
     return {
         "name": args.name or f"bench-selfplay-{args.game}{'-smoke' if smoke else ''}",
@@ -47,20 +53,24 @@ def build_config(args: argparse.Namespace) -> dict:
         "games": [{"id": args.game}],
         "opponents": [{"kind": "self", "weight": 2}, {"kind": "lagged", "weight": 1}, {"kind": "bot", "weight": 1, "policies": ["random"]}],
         "rollout": {
-            "groups_per_step": 1 if smoke else 4,
+            "groups_per_step": 1 if smoke else 2,
             "group_size": 2 if smoke else 4,
-            "in_flight": 2 if smoke else 16,
+            "in_flight": 2 if smoke else 8,
             "temperature": 1.0,
             "max_new_tokens": args.max_new_tokens,
+            "obs": OBS,
         },
-        "rewards": {"terms": [{"kind": "outcome"}, {"kind": "invalid", "weight": 1.0}, {"kind": "format", "weight": 0.5}]},
+        "rewards": {
+            "terms": [{"kind": "outcome"}, {"kind": "invalid", "weight": 1.0}, {"kind": "format", "weight": 0.5}],
+            "attempt_credit": 1.0,
+        },
         "algorithm": {
             "advantage": "spiral" if smoke else "grpo",
             "loss_norm": "dr_grpo",
-            "epochs": 1 if smoke else 2,
+            "epochs": 1,
             "minibatch_size": 32,
             "micro_batch_size": 8,
-            "learning_rate": 2e-4,
+            "learning_rate": args.learning_rate,
             "epsilon_high": 0.28,
         },
         "checkpoint": {"every": 5, "register_in_league": False},
@@ -93,7 +103,7 @@ def _print_event(kind: str, payload: object) -> None:
 
 
 async def evaluate(game_id: str, adapter_dir: Path, games: int, max_new_tokens: int, in_flight: int, seed: int) -> dict:
-    sampling = f"temperature=0.7,max_new_tokens={max_new_tokens}"
+    sampling = f"temperature=0.7,max_new_tokens={max_new_tokens},obs={OBS}"
     trained = make_policy(f"{checkpoint_spec('local', adapter_dir)},{sampling}")
     trained.name = "trained"
     base = make_policy(f"local,{sampling}")
@@ -160,7 +170,8 @@ def main() -> None:
     parser.add_argument("--game", default="tictactoe", choices=["tictactoe", "kuhn_poker"])
     parser.add_argument("--minutes", type=float, default=45.0, help="training time budget (the issue allows at most 45)")
     parser.add_argument("--eval-games", type=int, default=200)
-    parser.add_argument("--max-new-tokens", type=int, default=12)
+    parser.add_argument("--max-new-tokens", type=int, default=8, help="reply cap in training and evaluation (a move is ~3 tokens)")
+    parser.add_argument("--learning-rate", type=float, default=3e-4)
     parser.add_argument("--in-flight", type=int, default=32, help="evaluation games at once")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--runs", type=Path, default=ROOT / "runs")

@@ -10,6 +10,13 @@ Three estimators:
 - reinforce: R - mean of the batch's rewards for the same (game, role) (Williams 1992, with a
              baseline).
 
+Optional per-attempt credit (`rewards.attempt_credit` = w > 0): an episode-level reward credits
+a valid reply in a lost game exactly like the invalid ones around it. The game judges every
+attempt as it is made, so each attempt t may also carry its own term
+    A_t = A_episode + w * (v_t - mean v over the batch's attempts of the same (game, role)),
+v_t = -1 for an attempt the game rejected, 0 for one it accepted (a REINFORCE baseline per role).
+It is reward shaping for legality, off by default.
+
 Why groups and baselines are keyed by role: in self-play both seats of a zero-sum game are the
 learner; their rewards sum to zero, so a group holding both would have mean 0 and the two seats'
 signals would cancel in its statistics. Every key here contains the seat.
@@ -91,3 +98,11 @@ def compute_advantages(
     if method == "reinforce":
         return reinforce_advantages(rewards, roles)
     raise ValueError(f"unknown advantage estimator {method!r}")
+
+
+def attempt_credit(valid: Sequence[bool], roles: Sequence[Hashable], weight: float) -> list[float]:
+    """Each attempt's own legality term, w * (v_t - role mean), v_t = -1 if rejected else 0."""
+    if weight == 0:
+        return [0.0] * len(valid)
+    values = [0.0 if ok else -1.0 for ok in valid]
+    return [weight * a for a in reinforce_advantages(values, roles)]

@@ -69,7 +69,27 @@ class OpponentSettings(_Strict):
         return self
 
 
-class RolloutSettings(_Strict):
+class RolloutPlacement(_Strict):
+    """Where rollouts run. local: in the trainer's process, on the learner's own engine. ray:
+    `collectors` Ray actors (each its own engine) play the games; the learner publishes its
+    adapter to a folder after every update and they load it by path (trainer/ray_rollouts.py)."""
+
+    executor: Literal["local", "ray"] = "local"
+    collectors: int = Field(1, ge=1, le=4096)
+    ray_address: str | None = None  # auto, HOST:PORT or ray://HOST:PORT; None: $RAY_ADDRESS or a local instance
+    collector_cpus: float = Field(1.0, ge=0)  # Ray resources each collector reserves
+    collector_gpus: float = Field(0.0, ge=0)
+
+    @model_validator(mode="after")
+    def _ray_only(self) -> "RolloutPlacement":
+        if self.executor == "local":
+            named = [k for k in ("collectors", "ray_address", "collector_cpus", "collector_gpus") if k in self.model_fields_set]
+            if named:
+                raise ValueError(f"`{named[0]}` needs `executor: ray`")
+        return self
+
+
+class RolloutSettings(RolloutPlacement):
     groups_per_step: int = Field(4, ge=1, le=100_000)  # distinct (game, seed) groups per step
     group_size: int = Field(4, ge=1, le=1024)  # games per group: same seed, same seats
     in_flight: int = Field(8, ge=1, le=4096)  # games played at once; one ends, the next starts
@@ -78,6 +98,10 @@ class RolloutSettings(_Strict):
     max_new_tokens: int = Field(32, ge=1, le=4096)
     move_timeout: float | None = Field(None, gt=0)
     max_prompt_tokens: int = Field(1024, ge=16)  # longer turns are dropped from the batch (not trained)
+    # What the learner sees each turn (arena.llm.prompting): "history" = the match so far as a chat,
+    # "state" = the current observation only. State prompts stay short, which on a CPU is most
+    # of a step's cost; evaluate a checkpoint with the same `obs=` it was trained with.
+    obs: Literal["history", "state"] = "history"
 
 
 class RewardTerm(_Strict):
@@ -108,6 +132,9 @@ class RewardSettings(_Strict):
     terms: list[RewardTerm] = Field(
         default_factory=lambda: [RewardTerm(kind="outcome"), RewardTerm(kind="invalid", weight=0.5)], min_length=1
     )
+    # Weight of each attempt's own legality (-1 rejected, 0 accepted; centred per game and role),
+    # added to the episode advantage of that attempt only (trainer.advantages.attempt_credit).
+    attempt_credit: float = Field(0.0, ge=0, le=100)
 
 
 class AlgorithmSettings(_Strict):

@@ -38,15 +38,19 @@ class _TokenCompletion(Completion):
     completion_ids: list[int] | None = None
 
 
+def learner_settings(rollout: RolloutSettings) -> LLMSettings:
+    """The learner always answers in free text (its reply tokens are what is trained)."""
+    return LLMSettings(
+        temperature=rollout.temperature, top_p=rollout.top_p, max_new_tokens=rollout.max_new_tokens,
+        mode=Mode.TEXT, obs=ObsMode(rollout.obs),
+    )
+
+
 class TrainingPolicy(LocalPolicy):
     """The live adapter, in text mode, recording token ids for the loss."""
 
     def __init__(self, base: str, adapter: str, rollout: RolloutSettings, name: str = "learner"):
-        settings = LLMSettings(
-            temperature=rollout.temperature, top_p=rollout.top_p, max_new_tokens=rollout.max_new_tokens,
-            mode=Mode.TEXT, obs=ObsMode.HISTORY,
-        )
-        super().__init__(base, adapter, settings)
+        super().__init__(base, adapter, learner_settings(rollout))
         self.spec = f"hf:{base}+{adapter}"
         self.name = name
 

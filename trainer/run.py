@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from trainer.advantages import RoleBaselines, compute_advantages
+from trainer.advantages import RoleBaselines, attempt_credit, compute_advantages
 from trainer.checkpoints import list_checkpoints, load_state, restore_rng, rng_state, save_checkpoint, step_dir
 from trainer.config import TrainConfig
 from trainer.learner import Learner, Sample, write_initial_adapter
@@ -39,8 +39,9 @@ class StepReport:
     checkpoint: Path | None = None
 
 
-def checkpoint_spec(base: str, folder: Path) -> str:
-    return f"hf:{base}+{folder.resolve()}"
+def checkpoint_spec(base: str, folder: Path, obs: str = "history") -> str:
+    """The league spec of a checkpoint; one trained on state-only prompts is played that way."""
+    return f"hf:{base}+{folder.resolve()}" + ("" if obs == "history" else f",obs={obs}")
 
 
 class Trainer:
@@ -58,6 +59,7 @@ class Trainer:
         self.learner: Learner | None = None
         self.live_dir: Path | None = None
         self.ref_dir: Path | None = None
+        self.collectors: Any = None  # trainer.ray_rollouts.RayRollouts with `rollout.executor: ray`
 
     # ---- setup ------------------------------------------------------------------------------
 
@@ -88,6 +90,11 @@ class Trainer:
             self._restore(folder)
             self.on_event("status", f"resumed from {folder}")
         self.learner_policy = TrainingPolicy(self.config.base, str(self.live_dir), self.config.rollout, name=f"{self.config.name}/live")
+        if self.config.rollout.executor == "ray":
+            from trainer.ray_rollouts import RayRollouts
+
+            self.on_event("status", f"starting {self.config.rollout.collectors} rollout collector(s) on Ray")
+            self.collectors = RayRollouts(self.config, self.run_dir, self.live_dir, self.learner, self.step)
         self.opponents = OpponentCache()
         self.logger = MetricsLogger(
             self.run_dir / self.config.logging.metrics_file,
@@ -132,7 +139,13 @@ class Trainer:
         self.on_event("step_start", step)
         plans = plan_games(config.games, self.pool, config.rollout, self.rng, step)
         self.on_event("rollout_start", len(plans))
-        rollout = await play_games(plans, self.learner_policy, self.opponents, config.rollout, on_game=lambda p, r: self.on_event("game_done", r))
+        def on_game(plan: Any, record: Any) -> None:
+            self.on_event("game_done", record)
+
+        if self.collectors is not None:
+            rollout = await self.collectors.play(plans, on_game)
+        else:
+            rollout = await play_games(plans, self.learner_policy, self.opponents, config.rollout, on_game=on_game)
 
         episodes: list[Episode] = []
         for plan, record in rollout.records:
@@ -152,15 +165,17 @@ class Trainer:
             self.baselines,
             config.algorithm.scale_by_std,
         )
+        turns = [(turn, advantage) for episode, advantage in zip(episodes, advantages) for turn in episode.turns()]
+        roles = [(episode.game_id, episode.seat) for episode in episodes for _ in episode.turns()]
+        credits = attempt_credit([turn.valid for turn, _ in turns], roles, config.rewards.attempt_credit)
         samples: list[Sample] = []
         dropped = 0
-        for episode, advantage in zip(episodes, advantages):
-            for turn in episode.turns():
-                prompt_ids, completion_ids = turn.meta.get("prompt_ids"), turn.meta.get("completion_ids")
-                if not completion_ids or not prompt_ids or len(prompt_ids) > config.rollout.max_prompt_tokens:
-                    dropped += 1
-                    continue
-                samples.append(Sample(list(prompt_ids), list(completion_ids), float(advantage)))
+        for (turn, advantage), credit in zip(turns, credits):
+            prompt_ids, completion_ids = turn.meta.get("prompt_ids"), turn.meta.get("completion_ids")
+            if not completion_ids or not prompt_ids or len(prompt_ids) > config.rollout.max_prompt_tokens:
+                dropped += 1
+                continue
+            samples.append(Sample(list(prompt_ids), list(completion_ids), float(advantage) + credit))
 
         metrics = self._rollout_metrics(episodes, rollout.records, rollout.seconds, advantages)
         metrics["samples"] = len(samples)
@@ -172,6 +187,8 @@ class Trainer:
         else:
             metrics["train/skipped"] = 1  # every advantage is 0 (e.g. all games of each group tied)
         self._refresh_reference(step)
+        if self.collectors is not None:
+            await self.collectors.publish(self.learner, step)  # they load the new adapter by path
         self.step = step
         report = StepReport(step, metrics)
         if step % config.checkpoint.every == 0 or step == config.steps:
@@ -224,7 +241,7 @@ class Trainer:
         # The pool learns of this checkpoint before its state is saved: a run resumed from step-K
         # must still be able to draw step-K (and every earlier one) as a lagged opponent.
         sampling = f",temperature={self.config.rollout.temperature:g},max_new_tokens={self.config.rollout.max_new_tokens}"
-        self.pool.checkpoints.append(checkpoint_spec(self.config.base, step_dir(self.run_dir, step)) + sampling)
+        self.pool.checkpoints.append(self.spec_of(step_dir(self.run_dir, step)) + sampling)
         state = {"rng": rng_state(self.rng), "baselines": self.baselines.state_dict(), "pool": self.pool.state_dict()}
         folder = save_checkpoint(self.run_dir, step, self.learner, state, self.config.model_dump(mode="json"))
         self.on_event("checkpoint", folder)
@@ -240,6 +257,9 @@ class Trainer:
             metrics.update(await self._evaluate(step, folder))
         return folder
 
+    def spec_of(self, folder: Path) -> str:
+        return checkpoint_spec(self.config.base, folder, self.config.rollout.obs)
+
     def policy_name(self, step: int) -> str:
         return f"{self.config.name}/step-{step}"
 
@@ -247,7 +267,7 @@ class Trainer:
         from league.store import Store
 
         with Store(self.config.checkpoint.db) as store:
-            store.upsert_policy(self.policy_name(step), checkpoint_spec(self.config.base, folder), self.checkpoint_meta(step), replace=True)
+            store.upsert_policy(self.policy_name(step), self.spec_of(folder), self.checkpoint_meta(step), replace=True)
 
     def checkpoint_meta(self, step: int) -> dict[str, Any]:
         """How the web finds a run's checkpoints (web/runs.py)."""
@@ -270,7 +290,7 @@ class Trainer:
                 "matches_per_pair": evaluation.games_per_opponent,
                 "concurrency": evaluation.concurrency,
                 "games": [g.model_dump() for g in self.config.games],
-                "policies": [{"spec": checkpoint_spec(self.config.base, folder), "name": name, "meta": self.checkpoint_meta(step)}, *evaluation.opponents],
+                "policies": [{"spec": self.spec_of(folder), "name": name, "meta": self.checkpoint_meta(step)}, *evaluation.opponents],
             },
             source="eval",
         )
@@ -290,6 +310,9 @@ class Trainer:
 
     def close(self) -> None:
         """Remove the per-process live/reference adapter folders (checkpoints stay)."""
+        if self.collectors is not None:
+            self.collectors.close()
+            self.collectors = None
         for folder in (self.live_dir, self.ref_dir):
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)

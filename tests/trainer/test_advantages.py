@@ -56,3 +56,15 @@ def test_reinforce_subtracts_the_role_mean():
 def test_dispatch_rejects_unknown():
     with pytest.raises(ValueError):
         compute_advantages("ppo", [1], ["g"], [("g", 0)], RoleBaselines())
+
+
+def test_attempt_credit_centres_legality_per_role():
+    from trainer.advantages import attempt_credit
+
+    valid = [True, False, False, True, True, False]
+    roles = [("ttt", 0), ("ttt", 0), ("ttt", 0), ("ttt", 0), ("ttt", 1), ("ttt", 1)]
+    # role 0: v = [0, -1, -1, 0], mean -0.5 -> [0.5, -0.5, -0.5, 0.5]; role 1: v = [0, -1], mean -0.5
+    assert attempt_credit(valid, roles, 2.0) == [1.0, -1.0, -1.0, 1.0, 1.0, -1.0]
+    assert attempt_credit(valid, roles, 0.0) == [0.0] * 6
+    # a role whose attempts were all valid (or all invalid) gets no legality signal
+    assert attempt_credit([True, True, False], [("a", 0), ("a", 0), ("a", 1)], 1.0) == [0.0, 0.0, 0.0]

@@ -53,3 +53,21 @@ def test_files(tmp_path):
 
 def test_example_config_loads():
     assert load_config("examples/train-tictactoe-cpu.yaml").name == "ttt-cpu"
+
+
+def test_state_observations_reach_the_learner_and_its_checkpoints(tmp_path):
+    from pathlib import Path
+
+    from arena.llm.prompting import ObsMode
+    from trainer.rollouts import learner_settings
+    from trainer.run import checkpoint_spec
+
+    config = parse_config({**GOOD, "rollout": {"obs": "state"}, "rewards": {"attempt_credit": 0.5}})
+    assert config.rollout.obs == "state" and config.rewards.attempt_credit == 0.5
+    assert parse_config(GOOD).rollout.obs == "history"
+    assert learner_settings(config.rollout).obs is ObsMode.STATE
+    folder = Path(tmp_path / "step-3")
+    assert checkpoint_spec("local", folder, "state") == f"hf:local+{folder.resolve()},obs=state"
+    assert checkpoint_spec("local", folder) == f"hf:local+{folder.resolve()}"
+    assert "rollout.obs" in _error({**GOOD, "rollout": {"obs": "full"}})
+    assert "rewards.attempt_credit" in _error({**GOOD, "rewards": {"attempt_credit": -1}})

@@ -26,6 +26,8 @@ def _config(tmp_path, **algorithm):
         # SPIRAL's baseline starts at 0, so the very first batch already has non-zero advantages
         "algorithm": {"advantage": "spiral", "epochs": 1, "minibatch_size": 8, "micro_batch_size": 4, "learning_rate": 5e-3, **algorithm},
         "checkpoint": {"every": 1, "db": f"sqlite:///{tmp_path / 'arena.db'}"},
+        # each checkpoint plays one league match against each fixed opponent (and they one another)
+        "eval": {"games_per_opponent": 1, "opponents": ["bot", "random"], "concurrency": 3},
         "logging": {"wandb": False},
     })
 
@@ -53,6 +55,18 @@ def test_one_step_changes_the_adapter_then_resumes(tmp_path):
     with Store(config.checkpoint.db) as store:
         row = store.policy("tiny/step-1")
     assert row is not None and row.spec == f"hf:local+{folder.resolve()}"
+    # ... evaluated in league tiny/eval/step-1, and shown by the web as the run's first checkpoint
+    assert 0 <= m["eval/score_vs_bot"] <= 1 and 0 <= m["eval/score_vs_random"] <= 1
+    from fastapi.testclient import TestClient
+
+    from web.app import create_app
+
+    with TestClient(create_app(config.checkpoint.db)) as web:
+        board = web.get("/api/leaderboard", params={"league": "tiny/eval/step-1", "system": "bt"}).json()
+        assert {r["policy"] for r in board["rows"]} == {"tiny/step-1", "bot", "random"}
+        [checkpoint] = web.get("/api/runs/tiny").json()["checkpoints"]
+        assert (checkpoint["step"], checkpoint["eval_league"], checkpoint["games"]) == (1, "tiny/eval/step-1", 2)
+        assert checkpoint["lo"] <= checkpoint["rating"] <= checkpoint["hi"]
     saved = {k: v.clone() for k, v in trainer.learner.params.items()}
     trainer.close()
 
