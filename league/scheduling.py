@@ -9,8 +9,8 @@ Formulas and measurements: docs/ratings.md.
 - swiss: rounds; each round groups policies with similar scores (wins + half draws), avoiding
   rematches where possible; the next round is issued once the current one has finished.
 - adaptive: each pairing goes to the group whose game is expected to shrink the uncertainty of the
-  ranking most, under the Laplace posterior of the Bradley-Terry fit; seats go to whoever has sat
-  first least.
+  ranking most, under the Laplace posterior of the Bradley-Terry fit; the first seat goes to
+  whoever is furthest below an even share of first seats in its own games.
 N-player games fill seats with groups of distinct policies (rotating groups in round_robin,
 score-ordered groups in swiss, greedily grown informative groups in adaptive).
 """
@@ -196,18 +196,74 @@ class Swiss:
 
 
 # ---- adaptive -------------------------------------------------------------------------------------------
-class Adaptive:
-    """Active ranking under the Laplace approximation of the Bradley-Terry posterior.
+def laplace_posterior(n_games: np.ndarray, wins: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(theta, p, cov): the league's Bradley-Terry fit (prior included), P(i beats j) under it, and
+    the Laplace approximation of the posterior covariance, (-Hessian of the log posterior)^-1."""
+    theta = bt_solve(n_games, wins)[0]
+    p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
+    curvature = n_games[0] * p * (1.0 - p)
+    q = 1.0 / (1.0 + np.exp(-theta))
+    information = np.diag(curvature.sum(axis=1) + 2.0 * BT_PRIOR * q * (1.0 - q)) - curvature
+    return theta, p, np.linalg.inv(information)
 
-    With log-strengths theta (the prior-regularised fit) and covariance S = (-Hessian)^-1, pair
-    (i, j) has d_ij = theta_i - theta_j, s_ij^2 = Var(d_ij) and chance Phi(-|d_ij| / s_ij) that its
-    current order is wrong. One game between a and b adds Fisher information f = p(1 - p) along
-    e_ab, which lowers every Var(d_ij) by f (u_i - u_j)^2 / (1 + f s_ab^2), u = S e_ab
-    (Sherman-Morrison). The next pairing maximises sum_ij Phi(-|d_ij| / s_ij) * (variance drop of
-    d_ij) / s_ij^2: relative uncertainty removed where the order is in doubt (in bench/ranking.py
-    this beat weighting by phi(d/s), by 1/s^4, the exact drop of Phi, and neighbour-of-rank picks).
-    Within a batch each pick updates S as if played, so a batch spreads over different pairs.
-    Multi-player groups grow greedily from the best pair.
+
+def doubt_weighted_variance_drop(theta: np.ndarray, p: np.ndarray, cov: np.ndarray, chunk: int = 256) -> np.ndarray:
+    """Score of one more game for every candidate pair (a, b), in np.triu_indices order.
+
+    Pair (i, j) has d = theta_i - theta_j, s^2 = Var(d) and P(order wrong) = Phi(-|d| / s). A game
+    a-b adds Fisher information f = p_ab (1 - p_ab) along e_a - e_b, which lowers every s_ij^2 by
+    f (u_i - u_j)^2 / (1 + f s_ab^2) with u = cov (e_a - e_b) (Sherman-Morrison). The score is
+    sum_ij Phi(-|d_ij| / s_ij) * (drop of s_ij^2) / s_ij^2: the relative uncertainty a game removes,
+    counted where the leaderboard's order is in doubt."""
+    i, j = np.triu_indices(len(theta), 1)
+    var = np.maximum(cov[i, i] + cov[j, j] - 2.0 * cov[i, j], 1e-12)
+    doubt = norm.cdf(-np.abs(theta[i] - theta[j]) / np.sqrt(var)) / var
+    # Pairs whose order is beyond doubt add nothing measurable; leaving them out keeps big leagues fast.
+    kept = doubt * var > 1e-6
+    wi, wj, weight = i[kept], j[kept], doubt[kept]
+    f = p[i, j] * (1.0 - p[i, j])
+    scores = np.empty(len(i))
+    for lo in range(0, len(i), chunk):  # (doubtful pairs x chunk) at a time: bounded memory
+        part = slice(lo, lo + chunk)
+        u = cov[:, i[part]] - cov[:, j[part]]  # column c: cov (e_a - e_b) for candidate c
+        scores[part] = weight @ (u[wi, :] - u[wj, :]) ** 2 * f[part] / (1.0 + f[part] * var[part])
+    return scores
+
+
+def _as_if_played(cov: np.ndarray, p: np.ndarray, a: int, b: int, weight: float) -> None:
+    """Shrink cov in place as one game between a and b (comparison weight `weight`) would."""
+    u = cov[:, a] - cov[:, b]
+    f = weight * p[a, b] * (1.0 - p[a, b])
+    cov -= f * np.outer(u, u) / (1.0 + f * (u[a] - u[b]))
+
+
+def _first_seats_owed(finished: Sequence[GameResult]) -> Counter[tuple[str, str]]:
+    """(game, policy) -> first seats it is owed: its even share (1/size of each match it played)
+    minus the first seats it had. Balancing this, not raw first-seat counts, stays fair when the
+    adaptive scheduler gives some policies many more games than others."""
+    owed: Counter[tuple[str, str]] = Counter()
+    for result in finished:
+        for name in result.players:
+            owed[(result.game_id, name)] += 1.0 / len(result.players)
+        owed[(result.game_id, result.players[0])] -= 1.0
+    return owed
+
+
+def _seeded_argmax(values: np.ndarray, rng: np.random.Generator) -> int:
+    """Index of the largest value. Values within a relative 1e-9 of it are ties (the first batch
+    is all ties), broken by the seeded rng rather than by rounding noise or position."""
+    top = values.max()
+    tied = np.flatnonzero(values >= top - 1e-9 * abs(top))
+    return int(tied[rng.integers(len(tied))])
+
+
+class Adaptive:
+    """Active ranking on the Laplace approximation of the Bradley-Terry posterior: each pairing is
+    the one with the best `doubt_weighted_variance_drop`, under the same prior-regularised fit the
+    leaderboard shows. Within one call each pick shrinks the covariance as if it had been played, so
+    a batch of matches in flight spreads over different pairs instead of repeating the best one.
+    Multi-player groups grow from the best pair by adding the policy whose pairs with the group
+    score highest. Measured against the alternatives tried: docs/benchmarks.md, "Schedulers".
     """
 
     def __init__(self, games: Sequence[GameSlot], policies: Sequence[str], budget: int, seed: int) -> None:
@@ -215,7 +271,6 @@ class Adaptive:
         self.policies = sorted(policies)
         self.budget = budget
         self.seed = seed
-        self._index = {name: i for i, name in enumerate(self.policies)}
         self._sequence: list[GameSlot] = []
         self._ratings = OnlineRatings(systems=("bt",))
         self._folded: list[GameResult] = []  # the prefix of `finished` folded into _ratings
@@ -241,15 +296,8 @@ class Adaptive:
         count = min(max(0, limit), self.budget - issued)
         if count <= 0:
             return []
-        n = len(self.policies)
-        n_games, wins = self._standings(finished).overall.bt_matrices(self.policies)
-        theta = bt_solve(n_games, wins)[0]
-        p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
-        curvature = n_games[0] * p * (1.0 - p)
-        q = 1.0 / (1.0 + np.exp(-theta))
-        information = np.diag(curvature.sum(axis=1) + 2.0 * BT_PRIOR * q * (1.0 - q)) - curvature
-        cov = np.linalg.inv(information)
-        first_seat: Counter[tuple[str, str]] = Counter((r.game_id, r.players[0]) for r in finished)
+        theta, p, cov = laplace_posterior(*self._standings(finished).overall.bt_matrices(self.policies))
+        seats_owed = _first_seats_owed(finished)
         while len(self._sequence) < issued + count:
             self._sequence = _game_sequence(self.games, max(2 * len(self._sequence), issued + count, 64))
         out: list[Pairing] = []
@@ -258,39 +306,29 @@ class Adaptive:
             rng = np.random.default_rng(stable_seed(self.seed, "adaptive", index))
             group = self._best_group(theta, p, cov, slot.num_players, rng)
             for a, b in itertools.combinations(group, 2):  # as if the game were played
-                u = cov[:, a] - cov[:, b]
-                f = p[a, b] * (1.0 - p[a, b]) / (slot.num_players - 1)
-                cov -= f * np.outer(u, u) / (1.0 + f * (u[a] - u[b]))
+                _as_if_played(cov, p, a, b, 1.0 / (slot.num_players - 1))
             names = [self.policies[i] for i in group]
-            # Fair seats: whoever has sat first least in this game goes first; the rest rotate.
-            lead = min(range(len(names)), key=lambda i: (first_seat[(slot.game_id, names[i])], rng.random()))
+            # Fair seats: whoever is owed most first seats in this game goes first; the rest rotate.
+            lead = max(range(len(names)), key=lambda i: (seats_owed[(slot.game_id, names[i])], rng.random()))
             seats = names[lead:] + names[:lead]
-            first_seat[(slot.game_id, seats[0])] += 1
+            for name in seats:
+                seats_owed[(slot.game_id, name)] += 1.0 / len(seats)
+            seats_owed[(slot.game_id, seats[0])] -= 1.0
             out.append(_pairing("adaptive", slot, seats, self.seed, index))
         return out
 
     def _best_group(self, theta: np.ndarray, p: np.ndarray, cov: np.ndarray, size: int, rng: np.random.Generator) -> list[int]:
         n = len(theta)
         i, j = np.triu_indices(n, 1)
-        var = np.maximum(cov[i, i] + cov[j, j] - 2.0 * cov[i, j], 1e-12)
-        # Weight of pair (i, j): the chance its current order is wrong, per unit of its variance,
-        # so a candidate scores by the relative variance it removes where the order is in doubt.
-        ambiguity = norm.cdf(-np.abs(theta[i] - theta[j]) / np.sqrt(var)) / var
-        # gain[c] for candidate pair c = (a, b): sum over pairs (i, j) of w_ij f (u_i - u_j)^2 / (1 + f s_ab^2)
-        u = cov[:, i] - cov[:, j]  # (n, candidates): S e_ab for every candidate
-        f = p[i, j] * (1.0 - p[i, j])
-        spread = (u[i, :] - u[j, :]) ** 2  # (pairs, candidates)
-        gain = (ambiguity @ spread) * f / (1.0 + f * var)
-        gain = gain * (1.0 + 1e-9 * rng.random(len(gain)))  # deterministic tie-break
-        best = int(np.argmax(gain))
+        score = doubt_weighted_variance_drop(theta, p, cov)
+        best = _seeded_argmax(score, rng)
         group = [int(i[best]), int(j[best])]
-        # Larger games: add the policy whose comparisons with the group gain most (pairwise proxy).
-        pair_gain = np.zeros((n, n))
-        pair_gain[i, j] = pair_gain[j, i] = gain
+        pair_score = np.zeros((n, n))
+        pair_score[i, j] = pair_score[j, i] = score
         while len(group) < size:
             rest = [k for k in range(n) if k not in group]
-            group.append(max(rest, key=lambda k: float(pair_gain[k, group].sum())))
-        return group
+            group.append(max(rest, key=lambda k: float(pair_score[k, group].sum())))
+        return group[:size]  # a one-player game takes the first of the pair
 
 
 def make_scheduler(
