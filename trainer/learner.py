@@ -25,6 +25,7 @@ from typing import Any, Sequence
 
 import torch
 
+from arena.llm.engine import MIN_SHARED_PREFIX, shared_prefix_length
 from trainer.config import AlgorithmSettings, LoraSettings
 from trainer.loss import LossStats, normaliser, policy_loss
 
@@ -171,8 +172,9 @@ class Learner:
     def _autocast(self) -> contextlib.AbstractContextManager:
         return torch.autocast("cuda", dtype=torch.bfloat16) if self.use_bf16 else contextlib.nullcontext()
 
-    def _batch(self, samples: Sequence[Sample]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, int]:
-        """Prompts left-padded and replies right-padded, so every reply starts at column P."""
+    def _batch(self, samples: Sequence[Sample], shared: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, int]:
+        """Rows laid out as  shared prefix | pads | rest of the prompt | reply | pads,  so every reply
+        starts at the same column P. Positions come from the mask, so pads are invisible."""
         pad = self.engine.tokenizer.pad_token_id
         width_p = max(len(s.prompt_ids) for s in samples)
         width_c = max(len(s.completion_ids) for s in samples)
@@ -181,22 +183,39 @@ class Learner:
         reply_mask = torch.zeros((len(samples), width_c), dtype=torch.float32)
         for row, s in enumerate(samples):
             p, c = len(s.prompt_ids), len(s.completion_ids)
-            ids[row, width_p - p : width_p] = torch.tensor(s.prompt_ids)
+            ids[row, :shared] = torch.tensor(s.prompt_ids[:shared])
+            attention[row, :shared] = 1
+            ids[row, width_p - (p - shared) : width_p] = torch.tensor(s.prompt_ids[shared:])
             ids[row, width_p : width_p + c] = torch.tensor(s.completion_ids)
-            attention[row, width_p - p : width_p + c] = 1
+            attention[row, width_p - (p - shared) : width_p + c] = 1
             reply_mask[row, :c] = 1
         positions = (attention.cumsum(-1) - 1).clamp(min=0)
         return ids.to(self.device), attention.to(self.device), positions.to(self.device), reply_mask.to(self.device), width_c
 
     def _forward_logps(self, samples: Sequence[Sample], adapter_names: list[str] | None = None, with_entropy: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        """log pi(reply token | prefix) at the sampling temperature: [B, C], mask [B, C], entropy."""
+        """log pi(reply token | prefix) at the sampling temperature: [B, C], mask [B, C], entropy.
+
+        The samples of a batch usually share a long system prompt (the game's rules). That prefix is
+        run once, with gradients, and its KV cache repeated for every row: the same function of the
+        same weights, so the log-probs and their gradients are unchanged (up to float rounding),
+        while each row pays only for its own tokens."""
         from trl.trainer.utils import entropy_from_logits, selective_log_softmax
 
-        ids, attention, positions, mask, width_c = self._batch(samples)
+        same_adapter = adapter_names is None or len(set(adapter_names)) == 1
+        shared = shared_prefix_length([s.prompt_ids for s in samples]) if len(samples) > 1 and same_adapter else 0
+        if shared < MIN_SHARED_PREFIX:
+            shared = 0
+        ids, attention, positions, mask, width_c = self._batch(samples, shared)
         extra = {"adapter_names": adapter_names} if adapter_names is not None else {}
         with self._autocast():
+            inputs: dict[str, Any] = {"input_ids": ids, "attention_mask": attention, "position_ids": positions}
+            if shared:
+                prefix_extra = {"adapter_names": adapter_names[:1]} if adapter_names is not None else {}
+                cache = self.model(input_ids=ids[:1, :shared], use_cache=True, **prefix_extra).past_key_values
+                cache.batch_repeat_interleave(len(samples))
+                inputs = {"input_ids": ids[:, shared:], "attention_mask": attention, "position_ids": positions[:, shared:], "past_key_values": cache}
             # only the last C+1 positions' logits are needed: position P-1+j predicts reply token j
-            logits = self.model(input_ids=ids, attention_mask=attention, position_ids=positions, logits_to_keep=width_c + 1, **extra).logits
+            logits = self.model(**inputs, use_cache=bool(shared), logits_to_keep=width_c + 1, **extra).logits
         logits = logits[:, :-1, :].float() / self.temperature
         targets = ids[:, -width_c:]
         logps = selective_log_softmax(logits, targets)

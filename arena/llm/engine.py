@@ -419,7 +419,7 @@ class LocalEngine:
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
         prompts = [r.prompt_ids for r in requests]
-        shared = _shared_prefix_length(prompts) if len(prompts) > 1 else 0
+        shared = shared_prefix_length(prompts) if len(prompts) > 1 else 0
         prefix_kwargs: dict[str, Any] = {}
         if shared >= MIN_SHARED_PREFIX:
             # Prompts of concurrent matches share their system prompt: compute its KV once per
@@ -550,7 +550,7 @@ class LocalEngine:
         return results
 
 
-def _shared_prefix_length(sequences: list[list[int]]) -> int:
+def shared_prefix_length(sequences: list[list[int]]) -> int:
     """Tokens all sequences start with, leaving every row at least one token of its own."""
     shortest = min(len(s) for s in sequences)
     first = sequences[0]

@@ -1,0 +1,57 @@
+"""The learner runs a batch's shared system prompt once and repeats its KV cache for every row.
+That must be the same function of the same weights: same log-probs, same gradients, as the plain
+left-padded batch (with LoRA weights made non-zero first, so the adapter really takes part)."""
+
+import pytest
+import torch
+
+import trainer.learner as learner_module
+from trainer.config import AlgorithmSettings, LoraSettings
+from trainer.learner import Learner, Sample, write_initial_adapter
+
+pytestmark = pytest.mark.slow
+
+SYSTEM = "You play Tic-Tac-Toe as X. Cells are numbered 0-8, left to right, top to bottom. " * 4
+
+
+def _samples(tokenizer) -> list[Sample]:
+    samples = []
+    for i, (board, reply) in enumerate([("X at 4.", " [0]"), ("O at 1, X at 4, free 0 2 3.", " I take [2] now"), ("Empty board.", "[4]")]):
+        chat = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"Turn {i}: {board} Your move?"}]
+        prompt = list(tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=True, return_dict=True)["input_ids"])
+        samples.append(Sample(prompt, tokenizer(reply)["input_ids"] + [tokenizer.eos_token_id], advantage=1.0))
+    return samples
+
+
+def _logps_and_grads(learner: Learner, samples: list[Sample]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    learner.optimizer.zero_grad(set_to_none=True)
+    logps, mask, _ = learner._forward_logps(samples)
+    (logps * mask).sum().backward()
+    return logps.detach() * mask, {k: p.grad.detach().clone() for k, p in learner.params.items()}
+
+
+def test_shared_prefix_gives_the_same_logps_and_gradients(tmp_path, monkeypatch):
+    from arena.llm.engine import get_engine
+
+    write_initial_adapter("local", LoraSettings(r=4, alpha=8, target_modules=["q_proj", "v_proj"]), tmp_path / "adapter", seed=3)
+    engine = get_engine("local")
+    learner = Learner(engine, tmp_path / "adapter", AlgorithmSettings(), temperature=1.0, max_new_tokens=8)
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for p in learner.params.values():
+            p.copy_(torch.randn_like(p) * 0.02)
+    samples = _samples(engine.tokenizer)
+    assert learner_module.shared_prefix_length([s.prompt_ids for s in samples]) >= learner_module.MIN_SHARED_PREFIX
+
+    calls = []
+    original = engine.model.forward
+    monkeypatch.setattr(engine.model, "forward", lambda *a, **k: calls.append(k["input_ids"].shape) or original(*a, **k))
+    shared_logps, shared_grads = _logps_and_grads(learner, samples)
+    assert calls[0][0] == 1 and len(calls) == 2, "the prefix should run once, then every row's own tokens"
+    monkeypatch.setattr(learner_module, "MIN_SHARED_PREFIX", 10**9)  # the plain left-padded batch
+    plain_logps, plain_grads = _logps_and_grads(learner, samples)
+
+    torch.testing.assert_close(shared_logps, plain_logps, atol=2e-4, rtol=1e-4)
+    for key in plain_grads:
+        torch.testing.assert_close(shared_grads[key], plain_grads[key], atol=1e-5, rtol=2e-3)
+    assert any(g.abs().sum() > 0 for g in plain_grads.values())
