@@ -24,9 +24,11 @@ import contextlib
 import dataclasses
 import os
 import socket
+import sys
+import tempfile
 import zlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 import ray
 from ray.exceptions import RayActorError, RayError, RayTaskError
@@ -65,14 +67,44 @@ def connect(address: str | None = None) -> bool:
     if address:
         _probe(address)
     options: dict[str, Any] = {"address": address, "logging_level": "ERROR", "log_to_driver": False}
-    if not address and not os.environ.get("RAY_ADDRESS"):
+    joining = bool(address or os.environ.get("RAY_ADDRESS"))
+    if not joining:
         options["include_dashboard"] = False  # a private instance: no web UI, a faster start
+    where = f"--ray-address {address}" if address else f"RAY_ADDRESS={os.environ['RAY_ADDRESS']}" if joining else "a local Ray instance"
+    failure: Exception | None = None
+    with tempfile.TemporaryFile() as held:
+        # Joining a cluster starts no Ray process here, so stderr can be held back meanwhile: a
+        # refused connection makes Ray's C++ client log a warning a second until it gives up.
+        with _stderr_into(held) if joining else contextlib.nullcontext():
+            try:
+                ray.init(**options)
+            except Exception as exc:  # noqa: BLE001 - no cluster, a version mismatch: one line
+                failure = exc
+        held.seek(0)
+        logged = held.read().decode(errors="replace")
+    if failure is None:
+        sys.stderr.write(logged)  # whatever Ray said on the way in, shown after all
+        return True
+    if "Unauthenticated" in logged or "InvalidAuthToken" in logged:
+        raise LeagueError(
+            f"{where}: the Ray cluster refused this process (token authentication); set RAY_AUTH_MODE=token "
+            "and the cluster's token (RAY_AUTH_TOKEN or ~/.ray/auth_token) here, see docs/cluster.md"
+        )
+    raise LeagueError(f"{where}: cannot connect to Ray: {_first_line(failure)}")
+
+
+@contextlib.contextmanager
+def _stderr_into(file: Any) -> Iterator[None]:
+    """File descriptor 2 (where Ray's C++ code logs) into `file` for the duration."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    os.dup2(file.fileno(), 2)
     try:
-        ray.init(**options)
-    except Exception as exc:  # noqa: BLE001 - no cluster, a version mismatch: one line
-        where = f"--ray-address {address}" if address else "ray.init"
-        raise LeagueError(f"{where}: cannot connect to Ray: {_first_line(exc)}") from None
-    return True
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def _probe(address: str) -> None:
