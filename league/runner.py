@@ -23,8 +23,8 @@ import asyncio
 import contextlib
 import signal
 import time
-from collections import Counter, deque
 from abc import ABC, abstractmethod
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Collection, Mapping
 
@@ -94,7 +94,7 @@ class LeagueSummary:
     replayed: int  # handed out by an earlier run, unfinished, played again now
     total: int | None  # what the schedule will play in all (None: open-ended)
     aborted: int = 0  # matches this run ended without a result (step cap, game error)
-    abandoned: int = 0  # in flight when this run was stopped; the next run replays them
+    abandoned: int = 0  # in flight when this run was stopped, or lost by the executor; the next run replays them
     interrupted: bool = False
     elapsed_s: float = 0.0
 

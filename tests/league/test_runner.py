@@ -164,3 +164,28 @@ async def test_a_changed_schedule_or_unbuildable_policy_is_refused(store):
     await run_league(_config(concurrency=2, move_timeout=5), store)  # pace settings may change
     with pytest.raises(LeagueError, match=r"policies\[1\]\.spec"):
         await run_league(_config(name="other", policies=[PolicyEntry(spec="bot"), PolicyEntry(spec="random,bogus=1")]), store)
+
+
+async def test_a_match_the_executor_loses_is_abandoned_and_replayed_next_run(store):
+    """MatchLost (or any executor failure) is no result: the match stays unfinished, the rest of
+    the league goes on, and the next run plays exactly the lost matches."""
+    from league.runner import InProcessExecutor, MatchLost
+
+    config = _config(matches_per_pair=2)
+    keys = sorted(_expected_keys(config))
+
+    class Flaky(InProcessExecutor):
+        async def play(self, pairing):
+            if pairing.key == keys[0]:
+                raise MatchLost(f"match {pairing.key} lost 3 times; last: worker died")
+            if pairing.key == keys[1]:
+                raise RuntimeError("executor bug")
+            return await super().play(pairing)
+
+    first = await run_league(config, store, executor=Flaky(config))
+    assert first.abandoned == 2 and first.finished == first.total - 2 and not first.interrupted
+    reasons = {r.key: r.reason for r in store.unfinished(first.league_id)}
+    assert set(reasons) == {keys[0], keys[1]}
+    assert reasons[keys[0]].startswith("match ") and "worker died" in reasons[keys[0]] and "executor error: RuntimeError" in reasons[keys[1]]
+    second = await run_league(config, store)
+    assert second.replayed == 2 and second.played_now == 2 and second.finished == second.total == len(keys)
