@@ -5,8 +5,10 @@ never go green with the PostgreSQL or browser tests silently left out."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -31,3 +33,19 @@ def chromium() -> str:
     if not Path(CHROMIUM).exists():
         missing("Debian's chromium is not installed (scripts/browser.sh installs it)")
     return CHROMIUM
+
+
+@contextlib.contextmanager
+def local_ray(cpus: int = 2) -> Iterator[None]:
+    """A private Ray instance (no dashboard, no usage stats, quiet), shut down afterwards so later
+    tests in the same process see no Ray."""
+    import ray
+
+    if ray.is_initialized():
+        ray.shutdown()
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    ray.init(num_cpus=cpus, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    try:
+        yield
+    finally:
+        ray.shutdown()

@@ -21,18 +21,15 @@ from league.ratings import leaderboard
 from league.ray_executor import RayExecutor
 from league.runner import InProcessExecutor, build_scheduler, run_league
 from league.store import MatchRow, Store, TurnRow
+from tests.services import local_ray
 
 TASK_TITLE = b"ray::_play_task"  # Ray sets a worker's process title to the task it runs
 
 
 @pytest.fixture(scope="module")
 def ray_local():
-    if ray.is_initialized():
-        ray.shutdown()
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
-    yield
-    ray.shutdown()
+    with local_ray(cpus=2):
+        yield
 
 
 def _config(name: str, **overrides) -> LeagueConfig:

@@ -3,11 +3,11 @@ on a local Ray instance. The games are generated in the collector (the learner's
 none), and after the update the collector holds the learner's new weights, loaded by path."""
 
 import asyncio
-import os
 
 import pytest
 import ray
 
+from tests.services import local_ray
 from trainer.config import TrainConfigError, parse_config
 from trainer.run import Trainer
 
@@ -16,12 +16,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def ray_local():
-    if ray.is_initialized():
-        ray.shutdown()
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
-    yield
-    ray.shutdown()
+    with local_ray(cpus=2):
+        yield
 
 
 def _settings(tmp_path, **rollout):
