@@ -23,7 +23,7 @@ from trainer.advantages import RoleBaselines, attempt_credit, compute_advantages
 from trainer.checkpoints import list_checkpoints, load_state, restore_rng, rng_state, save_checkpoint, step_dir
 from trainer.config import TrainConfig
 from trainer.learner import Learner, Sample, write_initial_adapter
-from trainer.metrics import MetricsLogger, truncate_after
+from trainer.metrics import MetricsLogger, read_metrics, truncate_after
 from trainer.rewards import Episode, RewardModel, is_format_failure, outcome_reward
 from trainer.rollouts import OpponentCache, OpponentPool, TrainingPolicy, play_games, plan_games
 
@@ -85,9 +85,11 @@ class Trainer:
         if algorithm.kl_coef > 0 and algorithm.kl_reference == "adapter":
             self.ref_dir = self.run_dir / f".reference-{uuid.uuid4().hex[:8]}"
             self.learner.ensure_reference(self.ref_dir)
+        self.resumed_from: Path | None = None
         if existing and self.resume:
             step, folder = existing[-1]
             self._restore(folder)
+            self.resumed_from = folder
             self.on_event("status", f"resumed from {folder}")
         self.learner_policy = TrainingPolicy(self.config.base, str(self.live_dir), self.config.rollout, name=f"{self.config.name}/live")
         if self.config.rollout.executor == "ray":
@@ -126,6 +128,12 @@ class Trainer:
         reports: list[StepReport] = []
         target = self.config.steps if stop_after is None else min(self.config.steps, self.step + stop_after)
         try:
+            if self.resumed_from is not None:  # finish what a kill may have cut short after the save
+                folder, self.resumed_from = self.resumed_from, None
+                published = await self._publish(self.step, folder)
+                logged = {row.get("step") for row in read_metrics(self.run_dir / self.config.logging.metrics_file)}
+                if self.step not in logged and any(key.startswith("eval/") for key in published):
+                    self.logger.log(self.step, published)  # the kill came before the step's line
             while self.step < target:
                 reports.append(await self.train_step())
         finally:
@@ -245,6 +253,14 @@ class Trainer:
         state = {"rng": rng_state(self.rng), "baselines": self.baselines.state_dict(), "pool": self.pool.state_dict()}
         folder = save_checkpoint(self.run_dir, step, self.learner, state, self.config.model_dump(mode="json"))
         self.on_event("checkpoint", folder)
+        metrics.update(await self._publish(step, folder))
+        return folder
+
+    async def _publish(self, step: int, folder: Path) -> dict[str, Any]:
+        """Register a saved checkpoint in the league store and, when due, evaluate it. Both are
+        idempotent (an upsert; a league run resumes), so a resumed run repeats this for its last
+        checkpoint in case a kill cut it short."""
+        metrics: dict[str, Any] = {}
         if self.config.checkpoint.register_in_league:
             try:
                 self._register(step, folder)
@@ -255,7 +271,7 @@ class Trainer:
         checkpoint_index = step // self.config.checkpoint.every
         if evaluation.games_per_opponent > 0 and (checkpoint_index % evaluation.every == 0 or step == self.config.steps):
             metrics.update(await self._evaluate(step, folder))
-        return folder
+        return metrics
 
     def spec_of(self, folder: Path) -> str:
         return checkpoint_spec(self.config.base, folder, self.config.rollout.obs)
@@ -277,6 +293,7 @@ class Trainer:
         """League matches of this checkpoint against the configured opponents; they land in the
         store (and so on the leaderboard) under league `NAME/eval/step-K`."""
         from league.config import parse_config
+        from league.results import pairwise
         from league.runner import run_league
         from league.store import Store
 
@@ -295,17 +312,16 @@ class Trainer:
             source="eval",
         )
         self.on_event("status", f"evaluating {name} ({league.name})")
-        scores: dict[str, list[float]] = {}
         with Store(self.config.checkpoint.db) as store:
-            def on_finish(done: Any) -> None:
-                record = done.record
-                if record.outcome is None or name not in done.pairing.seats:
-                    return
-                seat = list(done.pairing.seats).index(name)
-                opponent = next(s for s in done.pairing.seats if s != name)
-                scores.setdefault(opponent, []).append((outcome_reward(record, seat) + 1) / 2)
-
-            await run_league(league, store, on_finish=on_finish)
+            summary = await run_league(league, store)  # resumes a league a kill interrupted
+            results = store.results(summary.league_id)
+        # Scored from every stored match of the league, not only those this call played.
+        scores: dict[str, list[float]] = {}
+        for result in results:
+            for a, b, score in pairwise(result):
+                if name in (a, b) and a != b:
+                    opponent, mine = (b, score) if a == name else (a, 1.0 - score)
+                    scores.setdefault(opponent, []).append(mine)
         return {f"eval/score_vs_{opp}": sum(v) / len(v) for opp, v in scores.items() if v}
 
     def close(self) -> None:
