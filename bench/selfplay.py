@@ -84,8 +84,13 @@ async def train(config_data: dict, minutes: float) -> tuple[Trainer, Path, float
     trainer.setup()
     started = time.perf_counter()
     deadline = started + minutes * 60
-    while trainer.step < config.steps and time.perf_counter() < deadline:
+    durations: list[float] = []
+    # A step starts only when it should end within the budget (judged by the longest of the last
+    # three steps: games get longer as play gets legal), so training never runs past `minutes`.
+    while trainer.step < config.steps and time.perf_counter() + max(durations[-3:], default=0.0) < deadline:
+        step_started = time.perf_counter()
         await trainer.train_step()
+        durations.append(time.perf_counter() - step_started)
     last = list_checkpoints(config.run_dir)
     if not last or last[-1][0] != trainer.step:  # always evaluate the adapter as it ended
         await trainer._checkpoint(trainer.step, {})
