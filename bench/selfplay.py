@@ -35,6 +35,7 @@ from trainer.metrics import read_metrics  # noqa: E402
 from trainer.rewards import outcome_reward  # noqa: E402
 from trainer.run import Trainer, checkpoint_spec  # noqa: E402
 
+STEP_GROWTH = 2.0  # how much longer the next step may take than the longest of the last three
 OBS = "state"  # training prompts and both sides of the evaluation see the current state only
 
 
@@ -85,9 +86,10 @@ async def train(config_data: dict, minutes: float) -> tuple[Trainer, Path, float
     started = time.perf_counter()
     deadline = started + minutes * 60
     durations: list[float] = []
-    # A step starts only when it should end within the budget (judged by the longest of the last
-    # three steps: games get longer as play gets legal), so training never runs past `minutes`.
-    while trainer.step < config.steps and time.perf_counter() + max(durations[-3:], default=0.0) < deadline:
+    # A step starts only when twice the longest of the last three steps still fits in the budget,
+    # so training never runs past `minutes`: steps grow as play gets legal and games get longer
+    # (one measured step took 1.8x the one before it).
+    while trainer.step < config.steps and time.perf_counter() + STEP_GROWTH * max(durations[-3:], default=0.0) < deadline:
         step_started = time.perf_counter()
         await trainer.train_step()
         durations.append(time.perf_counter() - step_started)
