@@ -51,25 +51,31 @@ def games_command(
     """
     from games.registry import list_games
 
-    table = Table(title="Games", show_lines=False)
+    # Simultaneous games are starred (with a caption) so the name column keeps room at 80 columns.
+    table = Table(title="Games", show_lines=False, caption="* players choose their moves simultaneously")
     table.add_column("id", style="bold", no_wrap=True)
-    table.add_column("name", overflow="fold")
+    table.add_column("name", overflow="fold", min_width=None if all_games else 12)
     table.add_column("players", justify="center", no_wrap=True)
     table.add_column("source", no_wrap=True)
     if all_games:
-        table.add_column("status", overflow="fold")
+        table.add_column("ok", no_wrap=True)  # the reasons follow the table, one line each
     infos = list_games(include_unavailable=all_games)
     if source:
         infos = [i for i in infos if i.source == source]
     for info in infos:
         players = str(info.min_players) if info.min_players == info.max_players else f"{info.min_players}-{info.max_players}"
         if info.simultaneous:
-            players += " (simultaneous)"
+            players += "*"
         row = [info.id, info.name, players, info.source]
         if all_games:
-            row.append("ok" if info.available else info.reason)
+            row.append("yes" if info.available else "no")
         table.add_row(*row)
     console.print(table)
+    unavailable = [i for i in infos if not i.available]
+    if unavailable:
+        console.print("Why some games cannot run here:")
+        for info in unavailable:
+            console.print(f"  {info.id}: {info.reason}", markup=False)
     playable = sum(1 for i in infos if i.available)
     console.print(f"{playable} playable" + (f", {len(infos) - playable} unavailable" if all_games else ""))
 

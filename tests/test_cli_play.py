@@ -68,3 +68,12 @@ def test_human_vs_bot_in_a_terminal():
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_games_table_keeps_names_readable_in_80_columns():
+    # TextArena's long ids take half the width; the names must not be squeezed to a letter a line.
+    result = runner.invoke(app, ["games", "--source", "native"], terminal_width=80)
+    assert result.exit_code == 0, result.output
+    rows = {line.split("│")[1].strip(): line.split("│")[2:4] for line in result.output.splitlines() if line.startswith("│") and line.split("│")[1].strip()}
+    assert rows["connect_four"][0].strip() == "Connect Four" and rows["sealed_bid_auction"][1].strip() == "3-6*"
+    assert "* players choose their moves simultaneously" in result.output
