@@ -186,14 +186,33 @@ def test_local_models_play_through_one_host_per_node(tmp_path, ray_local):
     assert host["local"]["rows"] == len(smol_turns)  # every move of both matches went through it
 
 
+class _HoldsLaterMatches(RayExecutor):
+    """Submits every match to Ray but holds all but the first one's result until cancelled, so a
+    match is surely in flight when the stop comes (real matches can all finish in one wake-up)."""
+
+    launched = 0
+
+    async def play(self, pairing):
+        self.launched += 1
+        remote = asyncio.ensure_future(super().play(pairing))
+        try:
+            if self.launched > 1:
+                await asyncio.Event().wait()
+            return await remote
+        finally:
+            if not remote.done():
+                remote.cancel()  # RayExecutor.play cancels the Ray task
+                await asyncio.gather(remote, return_exceptions=True)
+
+
 def test_stop_abandons_ray_matches_and_a_rerun_completes_exactly_once(tmp_path, ray_local):
     config = _config("stop", matches_per_pair=4, concurrency=2, grace_seconds=0, games=[GameEntry(id="connect_four")])
     store = Store(f"sqlite:///{tmp_path / 'stop.db'}")
     try:
         stop = asyncio.Event()
-        first = asyncio.run(run_league(config, store, executor=RayExecutor(config), stop=stop,
-                                       on_finish=lambda d: stop.set() if d.finished >= 2 else None))
-        assert first.interrupted and first.abandoned >= 1 and first.finished < first.total
+        first = asyncio.run(run_league(config, store, executor=_HoldsLaterMatches(config), stop=stop,
+                                       on_finish=lambda d: stop.set()))
+        assert first.interrupted and first.abandoned == 1 and first.finished == 1
         assert store.status_counts(first.league_id).get("abandoned") == first.abandoned
         second = asyncio.run(run_league(config, store, executor=RayExecutor(config)))
         assert second.replayed >= first.abandoned and second.finished == second.total == 12
