@@ -8,7 +8,8 @@ Training runs `trainer.run.Trainer` step by step until the time budget is spent,
 final adapter. Evaluation plays `--eval-games` matches of `hf:local+FINAL` against `local` through
 `arena.match.play_match` with seats alternating and identical sampling settings for both sides,
 all in flight at once on the one batching engine. Win rate counts draws as half; its 95% interval
-is the normal interval of the mean per-game score (0, 0.5, 1), clipped to [0, 1].
+is Wilson's score interval for that rate over the games played (the normal interval collapses to a
+point when every game is won, which a trained adapter does against this base).
 Prints a table, saves the training curves as a PNG, and ends with one JSON line.
 """
 
@@ -135,10 +136,10 @@ async def evaluate(game_id: str, adapter_dir: Path, games: int, max_new_tokens: 
             invalid[side][0] += int(not turn.valid)
             invalid[side][1] += 1
     mean = statistics.fmean(scores) if scores else float("nan")
-    half = 1.96 * statistics.pstdev(scores) / math.sqrt(len(scores)) if len(scores) > 1 else float("nan")
+    low, high = wilson_interval(mean, len(scores)) if scores else (float("nan"), float("nan"))
     return {
         "win_rate_vs_base": round(mean, 4),
-        "win_rate_ci95": [round(max(0.0, mean - half), 4), round(min(1.0, mean + half), 4)],
+        "win_rate_ci95": [round(low, 4), round(high, 4)],
         "invalid_rate_base": round(invalid["base"][0] / max(1, invalid["base"][1]), 4),
         "invalid_rate_trained": round(invalid["trained"][0] / max(1, invalid["trained"][1]), 4),
         "eval_games": len(scores),
@@ -146,6 +147,13 @@ async def evaluate(game_id: str, adapter_dir: Path, games: int, max_new_tokens: 
         "draws": sum(s == 0.5 for s in scores),
         "losses": sum(s == 0 for s in scores),
     }
+
+
+def wilson_interval(rate: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson's score interval for a rate observed over n trials (draws enter the rate as half)."""
+    centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def plot(metrics_path: Path, out: Path, title: str) -> None:
