@@ -12,7 +12,7 @@ matches vs one raw batched `generate` of the same size, side by side in one run.
   `model.generate(do_sample=True)` with the policy's temperature / top_p / max_new_tokens, no queue,
   no policy, no game: the ceiling the engine is measured against. Median of --repeats.
 
-    .venv/bin/python bench/inference.py [--window 90] [--window32 240] [--max-new-tokens 24] [--repeats 3]
+    .venv/bin/python bench/inference.py [--window 90] [--window32 240] [--max-new-tokens 24] [--repeats 3] [--obs state]
 """
 
 from __future__ import annotations
@@ -33,29 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arena.llm.engine import Generation, SamplingParams, get_engine  # noqa: E402
 from arena.match import play_match  # noqa: E402
-from arena.policy import MoveRequest, Policy, PolicyReply, PolicySpecError, make_policy  # noqa: E402
+from arena.policy import MoveRequest, Policy, PolicyReply, make_policy  # noqa: E402
 from games.registry import make_game  # noqa: E402
 
 GAME = "tictactoe"
-
-
-class EnginePolicy(Policy):
-    """Stand-in used only while the `local` policy kind is not registered: prompt, generate, parse."""
-
-    def __init__(self, params: SamplingParams):
-        self.engine = get_engine("local")
-        self.params = params
-        self.name = "local(engine)"
-
-    async def act(self, request: MoveRequest) -> PolicyReply:
-        legal = request.legal_moves or []
-        messages = [
-            {"role": "system", "content": f"You are playing {request.game_name}.\n{request.rules}"},
-            {"role": "user", "content": f"{request.observation.text}\nLegal moves: {', '.join(legal)}\nAnswer with one move in brackets, like [{legal[0] if legal else 'move'}]."},
-        ]
-        generation = await self.engine.chat(messages, self.params)
-        action = next((m for m in legal if f"[{m}]" in generation.text), generation.text.strip()[:50])
-        return PolicyReply(action=action, raw=generation.text, prompt_tokens=generation.prompt_tokens, completion_tokens=generation.completion_tokens)
 
 
 def engine_of(policy: Policy) -> Any:
@@ -145,18 +126,16 @@ async def main() -> None:
     parser.add_argument("--max-new-tokens", type=int, default=24)
     parser.add_argument("--temperature", type=float, default=0.7)
     parser.add_argument("--repeats", type=int, default=3, help="raw generate repeats (median)")
+    parser.add_argument("--obs", choices=["history", "state"], default="history",
+                        help="the policy's observation mode: the whole match so far (default) or the current state only (shorter prompts)")
     args = parser.parse_args()
 
     engine = get_engine("local")
     prompts: list[tuple[list[dict], SamplingParams]] = []
     record_prompts(engine, prompts)
-    spec = f"local,max_new_tokens={args.max_new_tokens},temperature={args.temperature}"
-    try:
-        policy = make_policy(spec)
-        policy_kind = spec
-    except PolicySpecError:
-        policy = EnginePolicy(SamplingParams(temperature=args.temperature, max_new_tokens=args.max_new_tokens))
-        policy_kind = "engine stand-in (local policy kind not registered yet)"
+    spec = f"local,max_new_tokens={args.max_new_tokens},temperature={args.temperature}" + ("" if args.obs == "history" else f",obs={args.obs}")
+    policy = make_policy(spec)
+    policy_kind = spec
     print(f"policy: {policy_kind}; torch threads: {__import__('torch').get_num_threads()}; {platform.processor() or platform.machine()}, {os.cpu_count()} cpus", flush=True)
 
     results: dict[str, Any] = {}
