@@ -162,8 +162,8 @@ def run_command(
             ))
     except (LeagueError, StoreError) as exc:
         raise _fail(f"{config_path}: {exc}")
-    except KeyboardInterrupt:  # Ctrl-C before the signal handlers were installed
-        err.print(f"interrupted before the league started; nothing was lost. Resume with: {resume}", markup=False, soft_wrap=True)
+    except KeyboardInterrupt:  # Ctrl-C outside the match loop: starting up, or the final rerate
+        err.print(f"interrupted; every finished match is stored and nothing was lost. Resume with: {resume}", markup=False, soft_wrap=True)
         raise typer.Exit(code=130)
     if summary.interrupted:
         err.print(

@@ -119,6 +119,31 @@ def test_errors_are_one_line_with_exit_2(tmp_path):
 
 
 @pytest.mark.slow
+def test_ctrl_c_during_the_final_rerate_says_nothing_was_lost_and_a_rerun_rerates(tmp_path, monkeypatch):
+    import league.snapshots
+    from league.store import Store
+
+    config = tmp_path / "league.yaml"
+    config.write_text(GOOD)
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    real_rerate = league.snapshots.rerate
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt  # Ctrl-C after every match is stored, before the snapshots are swapped
+
+    monkeypatch.setattr(league.snapshots, "rerate", interrupted)
+    first = _invoke("league", "run", str(config), "--db", db, "-q")
+    assert first.exit_code == 130
+    assert "interrupted; every finished match is stored and nothing was lost. Resume with: arena league run" in first.output
+    store = Store(db)
+    assert store.status_counts(store.league_id("small")) == {"finished": 4}
+    assert store.snapshots(store.league_id("small"), system="bt") == []  # the live curves have no Bradley-Terry rows
+    monkeypatch.setattr(league.snapshots, "rerate", real_rerate)
+    rerun = _invoke("league", "run", str(config), "--db", db, "-q")
+    assert rerun.exit_code == 0 and "4 matches stored (0 played now)" in rerun.output
+    assert store.snapshots(store.league_id("small"), system="bt")  # only the full recompute writes them
+
+
 def test_ctrl_c_abandons_in_flight_and_says_how_to_resume(tmp_path):
     import signal
     import time
