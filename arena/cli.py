@@ -76,8 +76,7 @@ def games_command(
         console.print("Why some games cannot run here:")
         for info in unavailable:
             console.print(f"  {info.id}: {info.reason}", markup=False)
-    playable = sum(1 for i in infos if i.available)
-    console.print(f"{playable} playable" + (f", {len(infos) - playable} unavailable" if all_games else ""))
+    console.print(f"{len(infos) - len(unavailable)} playable" + (f", {len(unavailable)} unavailable" if all_games else ""))
 
 
 @app.command("play")
