@@ -22,6 +22,8 @@ from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
+from arena.rules_text import normalise_rules
+
 
 class InvalidMoveRule(str, enum.Enum):
     """What happens once a player has used up its retry allowance on one turn."""
@@ -83,6 +85,11 @@ def ranks_from_scores(scores: list[float]) -> list[int]:
     return [1 + sum(1 for other in scores if other > s) for s in scores]
 
 
+def player_count_text(min_players: int, max_players: int) -> str:
+    """How many players a game takes, as users read it: "2" or "2-6"."""
+    return str(min_players) if min_players == max_players else f"{min_players}-{max_players}"
+
+
 @dataclass(frozen=True)
 class GameInfo:
     """What the registry and `arena games` show about a game."""
@@ -101,6 +108,11 @@ class GameError(Exception):
     """Misuse of a game (wrong player, game over, bad options): a bug in the caller, not a bad move."""
 
 
+class UnknownGameError(GameError):
+    """A game id that names no game; the message lists the closest valid ids. Declared here, beside
+    GameError, so the registry and the TextArena adapter both raise it without importing each other."""
+
+
 class Game(ABC):
     """The protocol the match driver relies on. See the module docstring for the loop."""
 
@@ -115,8 +127,9 @@ class Game(ABC):
 
     @property
     def rules(self) -> str:
-        """The rules in plain words, for a player (human or LLM) who has never seen the game."""
-        return (type(self).__doc__ or self.name).strip()
+        """The rules in plain words, for a player (human or LLM) who has never seen the game:
+        the class docstring, normalised once here (dedented, wrapped lines joined)."""
+        return normalise_rules(type(self).__doc__ or self.name)
 
     @abstractmethod
     def reset(self, seed: int) -> None: ...
@@ -139,6 +152,11 @@ class Game(ABC):
     def fail(self, player: int, reason: str) -> StepResult:
         """The player could not produce a move at all (timeout, provider outage): the allowance
         is treated as used up and the game's invalid-move rule applies at once."""
+
+    @abstractmethod
+    def reject(self, player: int, reason: str) -> StepResult:
+        """The player answered, but not in the asked-for format (no move to hand over): one
+        invalid attempt with `reason` as feedback, like a rejected move."""
 
     @abstractmethod
     def is_over(self) -> bool: ...
@@ -171,6 +189,11 @@ class Game(ABC):
     def bot_move(self, player: int, rng: random.Random) -> str:
         """The scripted baseline's move, using only what `player` may know. Default: random."""
         return self.random_move(player, rng)
+
+    def bot_distribution(self, player: int) -> dict[str, float] | None:
+        """The scripted baseline's move probabilities where the game states them (exact
+        evaluation needs them); None where the baseline is only known by its draws."""
+        return None
 
     @classmethod
     def info(cls) -> GameInfo:
@@ -217,7 +240,7 @@ class NativeGame(Game):
         n = self.min_players if num_players is None else int(num_players)
         if not self.min_players <= n <= self.max_players:
             raise GameError(
-                f"{self.id} takes {self.min_players}-{self.max_players} players, not {n}"
+                f"{self.id} takes {player_count_text(self.min_players, self.max_players)} players, not {n}"
             )
         self.num_players = n
         self.options = self._validate_options(options)
@@ -281,6 +304,10 @@ class NativeGame(Game):
     def fail(self, player: int, reason: str) -> StepResult:
         self._check_player(player, must_act=True)
         self.invalid_counts[player] = self.retries
+        return self._reject(player, reason)
+
+    def reject(self, player: int, reason: str) -> StepResult:
+        self._check_player(player, must_act=True)
         return self._reject(player, reason)
 
     def is_over(self) -> bool:

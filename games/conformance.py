@@ -1,7 +1,10 @@
 """The conformance checks every game must pass (after PettingZoo's api_test and seed_test).
 
-Kept as plain functions so tests for one game can call them directly while being written:
-    from tests.conformance import check_all; check_all("tictactoe")
+Shipped in the package, like PettingZoo's api_test, so the author of a new game can check it the
+way every built-in game is checked (docs/games.md): register the game, then
+    from games.conformance import check_all; check_all("my_game")
+Each check is a plain function that raises AssertionError (or GameError) naming the game and what
+it broke; it needs only the game API and the registry, so nothing here imports the layers above.
 """
 
 from __future__ import annotations

@@ -2,7 +2,9 @@
 
 Native games are discovered: every module in the `games` package that defines a `Game` subclass
 with an `id` is registered, so adding a game is adding one module. TextArena games are reached by
-`textarena:EnvId-v0` and resolved by the adapter (`games.textarena_adapter`).
+`textarena:EnvId-v0` and resolved by the adapter (`games.textarena_adapter`), imported only when
+one is asked for (TextArena is slow to import). `UnknownGameError` lives in arena.game and is
+re-exported here, where callers look for it.
 """
 
 from __future__ import annotations
@@ -14,14 +16,10 @@ import pkgutil
 from functools import lru_cache
 from typing import Any
 
-from arena.game import Game, GameError, GameInfo
+from arena.game import Game, GameError, GameInfo, UnknownGameError
 
 TEXTARENA_PREFIX = "textarena:"
-_NOT_GAME_MODULES = {"registry", "textarena_adapter", "bots"}
-
-
-class UnknownGameError(GameError):
-    """A game id that names no game; the message lists the closest valid ids."""
+_NOT_GAME_MODULES = {"registry", "textarena_adapter", "bots", "conformance"}  # helpers, not games: never imported to look for one
 
 
 def normalise_id(game_id: str) -> str:

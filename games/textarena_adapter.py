@@ -31,7 +31,8 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from arena.game import Game, GameError, GameInfo, Observation, Outcome, StepResult, ranks_from_scores
+from arena.game import Game, GameError, GameInfo, Observation, Outcome, StepResult, UnknownGameError, ranks_from_scores
+from arena.rules_text import normalise_rules
 from games._textarena_moves import CANDIDATES, LEGAL_MOVES, listed_moves, mentioned_actions
 from games._textarena_probe import offline, probe_all, probe_one, quiet, registry
 
@@ -80,8 +81,6 @@ def game_infos() -> list[GameInfo]:
 
 def make(env_id: str, num_players: int | None = None, **options: Any) -> "TextArenaGame":
     """Build a TextArena game; unknown ids and games that cannot run here raise one clear line."""
-    from games.registry import UnknownGameError
-
     probes = probe_all()
     probe = probes.get(env_id)
     if probe is None:
@@ -123,9 +122,10 @@ class TextArenaGame(Game):
 
     @property
     def rules(self) -> str:
-        """TextArena puts the rules in each player's first message; show player 0's."""
+        """TextArena puts the rules in each player's first message; show player 0's, normalised
+        like every game's (its texts are often indented triple-quoted strings)."""
         if self._logs and self._logs[0]:
-            return self._logs[0][0][1]
+            return normalise_rules(self._logs[0][0][1])
         return f"{self.name} from TextArena."
 
     # ---- chance isolation ---------------------------------------------------------------------
@@ -262,7 +262,17 @@ class TextArenaGame(Game):
             return self._apply_textarena_invalid(player, f"the game could not process this move ({type(exc).__name__})")
         self._actions.append([player, str(action)])
         fresh = self._drain()
-        return self._result_for(player, before, fresh[player])
+        result = self._result_for(player, before, fresh[player])
+        self._end_stalled_game()
+        return result
+
+    def _end_stalled_game(self) -> None:
+        """End, as TextArena's rules mean it, a game that TextArena leaves unfinished with no move left."""
+        stalled = STALLED_GAMES.get(self.env_id)
+        reason = stalled(self._env) if stalled is not None and not self.is_over() else None
+        if reason is not None:
+            scores = [0.0] * self.num_players
+            self._forced_result = {"scores": scores, "ranks": ranks_from_scores(scores), "reason": reason}
 
     def _result_for(self, player: int, before: dict[str, Any], fresh: list[tuple[int, str, str]]) -> StepResult:
         verdict = _verdict(self._env.state, player, before)
@@ -314,6 +324,10 @@ class TextArenaGame(Game):
             result = self._apply_fail(player, reason)
         self._drain()
         return result
+
+    def reject(self, player: int, reason: str) -> StepResult:
+        self._check_player(player, must_act=True)
+        return self._apply_textarena_invalid(player, reason)
 
     def _apply_textarena_invalid(self, player: int, reason: str) -> StepResult:
         self._actions.append([player, {"invalid": reason}])
@@ -434,6 +448,21 @@ class TextArenaGame(Game):
             if player not in self.to_act():
                 raise GameError(f"{self.id}: it is not player {player}'s turn")
 
+
+def _ultimate_tictactoe_stalled(env: Any) -> str | None:
+    """TextArena's UltimateTicTacToe marks a mini-board on the macro board only when it is won and
+    calls a draw only when every macro cell is marked, so once all 81 cells are full with a drawn
+    mini-board among them nobody can move and the game never ends (random play reached it in about
+    1 match in 6 and forfeited on its next, necessarily refused, move). A full board without three
+    won mini-boards in a row is a draw."""
+    board = env.state.game_state["board"]
+    if any(cell == " " for mini in board for row in mini for cell in row):
+        return None
+    return "Every cell is full and nobody won three mini-boards in a row: a draw"
+
+
+# TextArena games that can reach a position with no legal move that TextArena does not end.
+STALLED_GAMES = {"UltimateTicTacToe-v0": _ultimate_tictactoe_stalled}
 
 _SNAPSHOT_FIELDS = ("seed", "_env", "_actions", "_logs", "_feedback", "_rendered", "_forced_result", "_py_state", "_np_state")
 

@@ -19,9 +19,11 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from league.scheduling import GameSlot, Pairing, Scheduler, make_scheduler
+
 # Kinds the project provides even when their module is not importable here yet (arena.llm).
 SHIPPED_KINDS = ("random", "bot", "human", "local", "hf", "openai", "litellm")
-SCHEDULERS = ("round_robin", "swiss", "adaptive")
+SCHEDULERS = ("round_robin", "swiss", "adaptive", "fixed")
 
 
 class ConfigError(ValueError):
@@ -34,6 +36,16 @@ class GameEntry(BaseModel):
     weight: float = Field(1.0, gt=0)
     players: int = Field(2, ge=1, le=16)
     options: dict[str, Any] = Field(default_factory=dict)
+
+
+class MatchEntry(BaseModel):
+    """One match of a `fixed` schedule: its key (unique in the league), game, seats and seed."""
+
+    model_config = ConfigDict(extra="forbid")
+    key: str = Field(min_length=1, max_length=300)
+    game: str = Field(min_length=1)
+    seats: list[str] = Field(min_length=1)
+    seed: int
 
 
 class PolicyEntry(BaseModel):
@@ -54,7 +66,7 @@ class LeagueConfig(BaseModel):
     name: str = Field("league", min_length=1, max_length=200)
     db: str | None = None  # SQLAlchemy URL; --db and $ARENA_DB override
     seed: int = 0
-    scheduler: Literal["round_robin", "swiss", "adaptive"] = "round_robin"
+    scheduler: Literal["round_robin", "swiss", "adaptive", "fixed"] = "round_robin"
     matches_per_pair: int | None = Field(None, ge=1, le=100_000)
     budget: int | None = Field(None, ge=1, le=10_000_000)
     concurrency: int = Field(8, ge=1, le=4096)  # matches in flight at once
@@ -63,6 +75,7 @@ class LeagueConfig(BaseModel):
     grace_seconds: float = Field(10.0, ge=0)  # after Ctrl-C, how long in-flight matches may finish
     games: list[GameEntry] = Field(min_length=1)
     policies: list[PolicyEntry] = Field(min_length=2)
+    matches: list[MatchEntry] = Field(default_factory=list)  # the `fixed` scheduler's list
 
     @field_validator("policies", mode="before")
     @classmethod
@@ -91,6 +104,8 @@ class LeagueConfig(BaseModel):
             raise ValueError(f"each game may appear once; repeated: {', '.join(repeated)}")
         if self.scheduler in ("adaptive", "swiss") and self.budget is None:
             raise ValueError(f"the {self.scheduler} scheduler needs `budget` (number of matches)")
+        if (self.scheduler == "fixed") != bool(self.matches):
+            raise ValueError("`matches` lists the matches of the fixed scheduler, and only of it" if self.matches else "the fixed scheduler needs `matches`")
         if self.scheduler == "round_robin" and self.matches_per_pair is None and self.budget is None:
             self.matches_per_pair = 1
         return self
@@ -98,6 +113,8 @@ class LeagueConfig(BaseModel):
     def schedule_hash(self) -> str:
         """sha256 of what decides which matches are played; a resumed league must match it."""
         decisive = self.model_dump(include={"seed", "scheduler", "matches_per_pair", "budget", "games"})
+        if self.matches:  # absent otherwise, so the hashes of existing leagues do not change
+            decisive["matches"] = [m.model_dump() for m in self.matches]
         decisive["policies"] = [[p.name, p.spec] for p in self.policies]
         return hashlib.sha256(json.dumps(decisive, sort_keys=True).encode()).hexdigest()
 
@@ -175,9 +192,22 @@ def check_names(config: LeagueConfig, source: str) -> None:
         problem = check_spec(policy.spec)
         if problem:
             raise ConfigError(f"{source}: policies[{i}].spec: {problem}")
-    from league.runner import build_scheduler
-
     try:
         build_scheduler(config)
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"{source}: scheduler: {exc}") from None
+
+
+def build_scheduler(config: LeagueConfig) -> Scheduler:
+    """The scheduler the config describes. It lives here, not in the runner, so that checking a
+    config (which builds one) needs nothing above the config."""
+    slots = [GameSlot(g.id, g.weight, g.players) for g in config.games]
+    return make_scheduler(
+        config.scheduler,
+        slots,
+        [p.name for p in config.policies],
+        matches_per_pair=config.matches_per_pair,
+        budget=config.budget,
+        seed=config.seed,
+        fixed=[Pairing(m.key, m.game, tuple(m.seats), m.seed) for m in config.matches],
+    )

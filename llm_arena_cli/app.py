@@ -1,5 +1,6 @@
-"""The `arena` command. Each package adds its own commands through a `register(app)` function
-(league, web, trainer, serve-model), so this file stays about games and single matches.
+"""The `arena` command: the composition root above every package it puts together. Each package adds
+its own commands through a `register(app)` function (league, web, trainer, serve-model), so this
+file stays about games and single matches.
 
 Errors users can cause (a wrong game id, a bad policy spec, a bad config) print one line and exit 2.
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import re
 import sys
 from pathlib import Path
 from typing import Optional
@@ -17,6 +19,9 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
+from arena.redaction import install_log_redaction, redact
+from arena.user_errors import UsageError, err_console, fail
+
 app = typer.Typer(
     name="arena",
     help="Multi-agent text games for language models: play, league, leaderboard, self-play training.",
@@ -25,19 +30,18 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
 
 # Modules that add commands; each defines register(app). Missing ones are skipped.
-COMMAND_MODULES = ("league.cli", "web.cli", "trainer.cli", "arena.llm.cli")
+COMMAND_MODULES = ("league.cli", "web.cli", "trainer.cli", "arena.llm.cli", "envserver.cli", "llm_arena_cli.eval_group")
 
 
-class UsageError(Exception):
-    """A user mistake: printed as one line, exit code 2."""
+NAME_MIN_WIDTH = 12  # the longest word of a native game's name ("Negotiation", "Prisoner's")
 
 
-def fail(message: str) -> "typer.Exit":
-    err_console.print(f"error: {message}", markup=False, soft_wrap=True)
-    return typer.Exit(code=2)
+def _wrappable_name(name: str) -> str:
+    """TextArena names are CamelCase ids ("IteratedRockPaperScissors"): spaced into words so a
+    narrow column wraps them between words."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name)
 
 
 @app.command("games")
@@ -49,26 +53,28 @@ def games_command(
 
     Example: arena games --all
     """
+    from arena.game import player_count_text
     from games.registry import list_games
 
     # Simultaneous games are starred (with a caption) so the name column keeps room at 80 columns.
-    table = Table(title="Games", show_lines=False, caption="* players choose their moves simultaneously")
+    # With --all the TextArena ids take half of 80 columns: the source column goes (the id's
+    # "textarena:" prefix says it) and names wrap between words, never inside one.
+    caption = "* players choose their moves simultaneously" + ("; textarena: ids come from TextArena" if all_games else "")
+    table = Table(title="Games", show_lines=False, caption=caption)
     table.add_column("id", style="bold", no_wrap=True)
-    table.add_column("name", overflow="fold", min_width=None if all_games else 12)
+    table.add_column("name", overflow="fold", min_width=NAME_MIN_WIDTH)
     table.add_column("players", justify="center", no_wrap=True)
-    table.add_column("source", no_wrap=True)
-    if all_games:
+    if not all_games:
+        table.add_column("source", no_wrap=True)
+    else:
         table.add_column("ok", no_wrap=True)  # the reasons follow the table, one line each
     infos = list_games(include_unavailable=all_games)
     if source:
         infos = [i for i in infos if i.source == source]
     for info in infos:
-        players = str(info.min_players) if info.min_players == info.max_players else f"{info.min_players}-{info.max_players}"
-        if info.simultaneous:
-            players += "*"
-        row = [info.id, info.name, players, info.source]
-        if all_games:
-            row.append("yes" if info.available else "no")
+        players = player_count_text(info.min_players, info.max_players) + ("*" if info.simultaneous else "")
+        last = ("yes" if info.available else "no") if all_games else info.source
+        row = [info.id, _wrappable_name(info.name), players, last]
         table.add_row(*row)
     console.print(table)
     unavailable = [i for i in infos if not i.available]
@@ -92,10 +98,15 @@ def play_command(
 
     Example: arena play tictactoe -p bot -p random --seed 1 --save match.json
     """
+    from arena.llm.engine_choice import prefer_engine
     from arena.match import play_match
     from arena.policy import PolicySpecError, make_policy
-    from arena.render import TurnPrinter, print_result
+    from arena.render import TurnPrinter, print_final_view, print_result
     from games.registry import UnknownGameError, make_game
+
+    # One match: start-up dominates, and the hf engine is ready in ~3 s where vLLM takes 20+ s
+    # (docs/benchmarks.md), so it reaches the first move sooner.
+    prefer_engine("hf", "faster to a first move for one match (~3 s start-up vs 20+ s for vLLM)")
 
     try:
         game_obj = make_game(game, num_players=len(policy))
@@ -103,10 +114,14 @@ def play_command(
         raise fail(str(exc))
     except Exception as exc:  # wrong player count, unavailable TextArena game, ...
         raise fail(f"{game}: {exc}")
+    from llm_arena_cli.signs_of_life import make_with_loading_sign, with_thinking_signs
+
     try:
-        policies = [make_policy(spec) for spec in policy]
+        policies = [make_with_loading_sign(console, spec, make_policy) for spec in policy]
     except PolicySpecError as exc:
         raise fail(str(exc))
+    if not quiet:
+        policies = with_thinking_signs(console, policies, policy)
     has_human = any(p.provider == "human" for p in policies)
     printer = None if quiet else TurnPrinter(console, show_views=not has_human)
 
@@ -119,8 +134,12 @@ def play_command(
 
     try:
         record = asyncio.run(run())
-    except KeyboardInterrupt:
-        raise fail("interrupted; no result") from None
+    except KeyboardInterrupt:  # Ctrl-C, at a human's prompt too: the match ends at once (docs/play.md)
+        err_console.print("interrupted; no result", markup=False)
+        raise typer.Exit(code=130) from None
+    if not quiet:  # the human's own view (hidden cards stay hidden), else seat 0's
+        humans = [seat for seat, p in enumerate(policies) if p.provider == "human"]
+        print_final_view(console, record, humans[0] if humans else 0)
     print_result(console, record)
     if save:
         record.save(save)
@@ -136,15 +155,19 @@ def replay_command(
 
     Example: arena replay match.json
     """
-    from arena.match import MatchRecord
+    import json
+
+    from arena.match import MatchRecord, RecordFormatError
     from arena.render import print_record
 
     if not path.exists():
         raise fail(f"{path}: no such file")
     try:
         record = MatchRecord.load(path)
-    except Exception as exc:
-        raise fail(f"{path}: not a match record ({type(exc).__name__}: {exc})")
+    except json.JSONDecodeError as exc:
+        raise fail(f"{path}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})")
+    except (RecordFormatError, UnicodeDecodeError, OSError) as exc:
+        raise fail(f"{path}: {exc}")
     print_record(console, record, show_views=views)
 
 
@@ -163,10 +186,11 @@ _register_command_modules()
 
 
 def main() -> None:
+    install_log_redaction()
     try:
         app()
     except UsageError as exc:
-        err_console.print(f"error: {exc}", markup=False)
+        err_console.print(f"error: {redact(exc)}", markup=False)
         sys.exit(2)
 
 

@@ -2,8 +2,8 @@
 
 import pytest
 
+from games import conformance
 from games.registry import native_games
-from tests import conformance
 
 
 def _native_cases():

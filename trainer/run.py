@@ -25,7 +25,15 @@ from trainer.config import TrainConfig
 from trainer.learner import Learner, Sample, write_initial_adapter
 from trainer.metrics import MetricsLogger, read_metrics, truncate_after
 from trainer.rewards import Episode, RewardModel, is_format_failure, outcome_reward
-from trainer.rollouts import OpponentCache, OpponentPool, TrainingPolicy, play_games, plan_games
+from trainer.rollouts import (
+    OpponentCache,
+    OpponentPool,
+    TrainingPolicy,
+    checkpoint_play_params,
+    learner_temperature,
+    play_games,
+    plan_games,
+)
 
 
 class TrainError(ValueError):
@@ -39,9 +47,10 @@ class StepReport:
     checkpoint: Path | None = None
 
 
-def checkpoint_spec(base: str, folder: Path, obs: str = "history") -> str:
-    """The league spec of a checkpoint; one trained on state-only prompts is played that way."""
-    return f"hf:{base}+{folder.resolve()}" + ("" if obs == "history" else f",obs={obs}")
+def checkpoint_spec(base: str, folder: Path, obs: str = "history", mode: str = "text") -> str:
+    """The league spec of a checkpoint; one trained on state-only prompts or in choice mode is
+    played that way."""
+    return f"hf:{base}+{folder.resolve()}" + ("" if obs == "history" else f",obs={obs}") + ("" if mode == "text" else f",mode={mode}")
 
 
 class Trainer:
@@ -79,7 +88,7 @@ class Trainer:
         engine = get_engine(self.config.base, device=self.config.device) if self.config.device else get_engine(self.config.base)
         self.learner = Learner(
             engine, self.live_dir, self.config.algorithm,
-            temperature=self.config.rollout.temperature, max_new_tokens=self.config.rollout.max_new_tokens,
+            temperature=learner_temperature(self.config.rollout), max_new_tokens=self.config.rollout.max_new_tokens,
         )
         algorithm = self.config.algorithm
         if algorithm.kl_coef > 0 and algorithm.kl_reference == "adapter":
@@ -140,23 +149,65 @@ class Trainer:
             self.logger.close()
         return reports
 
+    def _send_to_sink(self, records: list[Any]) -> int | None:
+        """`rollout.sink: atropos`: the step's rollouts as scored groups to the Atropos hub."""
+        rollout = self.config.rollout
+        if rollout.sink != "atropos":
+            return None
+        from trainer.atropos import PushError, push_groups, scored_groups
+
+        groups = list(scored_groups(records, self.config.rewards))
+        try:
+            return push_groups(rollout.atropos_url, groups)
+        except PushError as exc:
+            raise TrainError(f"rollout.sink atropos: {exc}") from None
+
     async def train_step(self) -> StepReport:
+        """One GRPO step, top to bottom: play, score, advantages, samples, update, checkpoint."""
         assert self.learner is not None
-        config = self.config
         step = self.step + 1
         self.on_event("step_start", step)
-        plans = plan_games(config.games, self.pool, config.rollout, self.rng, step)
+        rollout = await self._play_rollout(step)
+        records = [record for _, record in rollout.records]
+        episodes = self._score_episodes(rollout.records)
+        pushed = self._send_to_sink(records)
+        advantages = self._advantages(episodes)
+        samples, dropped = self._samples(episodes, advantages)
+
+        metrics = self._rollout_metrics(episodes, rollout.records, rollout.seconds, advantages)
+        if pushed is not None:
+            metrics["atropos/groups"] = pushed
+        metrics["samples"] = len(samples)
+        metrics["samples_dropped"] = dropped
+        metrics.update(self._update(samples))
+        self._refresh_reference(step)
+        if self.collectors is not None:
+            await self.collectors.publish(self.learner, step)  # they load the new adapter by path
+        self.step = step
+        report = StepReport(step, metrics)
+        if step % self.config.checkpoint.every == 0 or step == self.config.steps:
+            report.checkpoint = await self._checkpoint(step, metrics)
+        self.logger.log(step, metrics)
+        self.on_event("step_done", report)
+        return report
+
+    async def _play_rollout(self, step: int) -> Any:
+        """Groups of games (same seed and seats per group) played with the live adapter in the
+        learner's seats: on remote collectors when there are any, else here."""
+        plans = plan_games(self.config.games, self.pool, self.config.rollout, self.rng, step)
         self.on_event("rollout_start", len(plans))
         def on_game(plan: Any, record: Any) -> None:
             self.on_event("game_done", record)
 
         if self.collectors is not None:
-            rollout = await self.collectors.play(plans, on_game)
-        else:
-            rollout = await play_games(plans, self.learner_policy, self.opponents, config.rollout, on_game=on_game)
+            return await self.collectors.play(plans, on_game)
+        return await play_games(plans, self.learner_policy, self.opponents, self.config.rollout, on_game=on_game)
 
+    def _score_episodes(self, records: list) -> list[Episode]:
+        """One episode per learner seat of every finished game, grouped by plan and seat and
+        rewarded (trainer.rewards); the opponent pool learns each opponent's result (PFSP)."""
         episodes: list[Episode] = []
-        for plan, record in rollout.records:
+        for plan, record in records:
             if record.status != "finished":
                 continue
             for seat in plan.learner_seats:
@@ -165,45 +216,46 @@ class Trainer:
                 for seat in plan.learner_seats:
                     self.pool.record(plan.opponent, (outcome_reward(record, seat) + 1) / 2)
         self.rewards.score(episodes)
-        advantages = compute_advantages(
-            config.algorithm.advantage,
+        return episodes
+
+    def _advantages(self, episodes: list[Episode]) -> list[float]:
+        """Reward minus the group's (or role's) baseline, optionally over its std (trainer.advantages)."""
+        algorithm = self.config.algorithm
+        return compute_advantages(
+            algorithm.advantage,
             [e.reward for e in episodes],
             [e.group for e in episodes],
             [e.role_key for e in episodes],
             self.baselines,
-            config.algorithm.scale_by_std,
+            algorithm.scale_by_std,
         )
+
+    def _samples(self, episodes: list[Episode], advantages: list[float]) -> tuple[list[Sample], int]:
+        """One sample per learner turn: the exact prompt and completion token ids, its episode's
+        advantage plus the turn's attempt credit. Turns without ids or over the prompt cap are
+        dropped and counted."""
         turns = [(turn, advantage) for episode, advantage in zip(episodes, advantages) for turn in episode.turns()]
         roles = [(episode.game_id, episode.seat) for episode in episodes for _ in episode.turns()]
-        credits = attempt_credit([turn.valid for turn, _ in turns], roles, config.rewards.attempt_credit)
+        credits = attempt_credit([turn.clean for turn, _ in turns], roles, self.config.rewards.attempt_credit)
         samples: list[Sample] = []
         dropped = 0
         for (turn, advantage), credit in zip(turns, credits):
             prompt_ids, completion_ids = turn.meta.get("prompt_ids"), turn.meta.get("completion_ids")
-            if not completion_ids or not prompt_ids or len(prompt_ids) > config.rollout.max_prompt_tokens:
+            if not completion_ids or not prompt_ids or len(prompt_ids) > self.config.rollout.max_prompt_tokens:
                 dropped += 1
                 continue
             samples.append(Sample(list(prompt_ids), list(completion_ids), float(advantage) + credit))
+        return samples, dropped
 
-        metrics = self._rollout_metrics(episodes, rollout.records, rollout.seconds, advantages)
-        metrics["samples"] = len(samples)
-        metrics["samples_dropped"] = dropped
-        trainable = any(s.advantage != 0 for s in samples) or config.algorithm.kl_coef > 0
+    def _update(self, samples: list[Sample]) -> dict[str, Any]:
+        """The clipped policy-gradient update of the adapter (trainer.learner), skipped when it
+        could not move anything."""
+        assert self.learner is not None
+        trainable = any(s.advantage != 0 for s in samples) or self.config.algorithm.kl_coef > 0
         if samples and trainable:
             self.on_event("update_start", len(samples))
-            metrics.update(self.learner.update(samples, self.rng))
-        else:
-            metrics["train/skipped"] = 1  # every advantage is 0 (e.g. all games of each group tied)
-        self._refresh_reference(step)
-        if self.collectors is not None:
-            await self.collectors.publish(self.learner, step)  # they load the new adapter by path
-        self.step = step
-        report = StepReport(step, metrics)
-        if step % config.checkpoint.every == 0 or step == config.steps:
-            report.checkpoint = await self._checkpoint(step, metrics)
-        self.logger.log(step, metrics)
-        self.on_event("step_done", report)
-        return report
+            return self.learner.update(samples, self.rng)
+        return {"train/skipped": 1}  # every advantage is 0 (e.g. all games of each group tied)
 
     def _refresh_reference(self, step: int) -> None:
         algorithm = self.config.algorithm
@@ -236,7 +288,7 @@ class Trainer:
             metrics["games/win_vs_opponents"] = outcomes.count("win") / len(outcomes)
         turns = [t for e in episodes for t in e.turns()]
         if turns:
-            metrics["invalid_rate"] = sum(not t.valid for t in turns) / len(turns)
+            metrics["invalid_rate"] = sum(not t.clean for t in turns) / len(turns)
             metrics["format_failure_rate"] = sum(is_format_failure(t) for t in turns) / len(turns)
             metrics["reply_tokens"] = sum(t.completion_tokens or 0 for t in turns) / len(turns)
         metrics["advantage/abs_mean"] = sum(abs(a) for a in advantages) / n
@@ -248,8 +300,7 @@ class Trainer:
         assert self.learner is not None
         # The pool learns of this checkpoint before its state is saved: a run resumed from step-K
         # must still be able to draw step-K (and every earlier one) as a lagged opponent.
-        sampling = f",temperature={self.config.rollout.temperature:g},max_new_tokens={self.config.rollout.max_new_tokens}"
-        self.pool.checkpoints.append(self.spec_of(step_dir(self.run_dir, step)) + sampling)
+        self.pool.checkpoints.append(self.spec_of(step_dir(self.run_dir, step)) + checkpoint_play_params(self.config.rollout))
         state = {"rng": rng_state(self.rng), "baselines": self.baselines.state_dict(), "pool": self.pool.state_dict()}
         folder = save_checkpoint(self.run_dir, step, self.learner, state, self.config.model_dump(mode="json"))
         self.on_event("checkpoint", folder)
@@ -274,7 +325,7 @@ class Trainer:
         return metrics
 
     def spec_of(self, folder: Path) -> str:
-        return checkpoint_spec(self.config.base, folder, self.config.rollout.obs)
+        return checkpoint_spec(self.config.base, folder, self.config.rollout.obs, self.config.rollout.mode)
 
     def policy_name(self, step: int) -> str:
         return f"{self.config.name}/step-{step}"

@@ -1,0 +1,27 @@
+"""Suite-wide settings and the one vLLM engine a test session shares.
+
+Local-model specs default to `engine=auto` (vLLM where installed). The suite pins the hf engine
+for every test that does not ask for vLLM, so existing tests keep one engine each and vLLM starts
+once per session, for the tests that use `vllm_engine`.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("ARENA_LOCAL_ENGINE", "hf")
+
+
+@pytest.fixture(scope="session")
+def vllm_engine():
+    """The process's vLLM engine on the shipped model (started once, ~20-60 s on 2 cores)."""
+    from arena.llm.vllm_engine import get_vllm_engine, vllm_missing_reason
+
+    reason = vllm_missing_reason()
+    if reason:
+        pytest.skip(reason)
+    engine = get_vllm_engine("local")
+    yield engine
+    engine.shutdown()

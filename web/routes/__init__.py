@@ -1,0 +1,1 @@
+"""The app's routes, one APIRouter per area; create_app includes them in this order."""

@@ -1,0 +1,202 @@
+"""The JSON API's response models: what /api/openapi.json documents, and helpers that fill them from
+the query results (web.queries). Routes import them; nothing here knows about requests."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal, get_type_hints
+
+from fastapi import Path as PathParam
+from pydantic import BaseModel, Field, create_model
+
+from web import queries as q
+from web.data import LeaderboardRow
+
+System = Literal["trueskill", "elo", "bt"]
+Interval = Literal["bootstrap", "sandwich"]  # Bradley-Terry only
+Pooling = Literal["games", "matches"]  # Bradley-Terry only
+Result = Literal["win", "draw", "loss"]
+MatchId = Annotated[int, PathParam(ge=1, le=2**63 - 1, description="the match's id")]  # a database integer
+Status = Literal["finished", "aborted", "running", "scheduled", "abandoned"]
+
+
+# One leaderboard row, the same fields as the read model's row (web.data.LeaderboardRow), so the
+# API and the pages cannot drift apart.
+LeaderboardEntry = create_model("LeaderboardEntry", **{name: (hint, ...) for name, hint in get_type_hints(LeaderboardRow).items()})
+
+
+class LeaderboardOut(BaseModel):
+    league: str
+    game: str
+    system: System
+    ci: Interval = Field("bootstrap", description="Bradley-Terry interval: bootstrap over matches or sandwich (robust) standard errors")
+    pooling: Pooling = Field("games", description="Bradley-Terry over all games: each game weighs the same, or each match once")
+    from_snapshots: bool
+    rows: list[LeaderboardEntry]
+
+
+class MatchOut(BaseModel):
+    id: int
+    key: str
+    game_id: str
+    seats: list[str]
+    status: str
+    ranks: list[int]
+    scores: list[float]
+    reason: str
+    winners: list[str]
+    draw: bool
+    seed: int
+    attempts: int
+    duration_s: float | None
+    scheduled_at: datetime | None
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+class MatchPage(BaseModel):
+    league: str
+    total: int
+    page: int
+    per_page: int
+    matches: list[MatchOut]
+
+
+class TurnOut(BaseModel):
+    index: int
+    player: int
+    policy: str
+    turn: int
+    attempt: int
+    observation: str
+    legal_moves: list[str] | None
+    raw: str
+    action: str | None
+    valid: bool
+    feedback: str
+    penalty: str | None
+    error: str | None
+    latency_s: float
+    prompt_tokens: int | None
+    completion_tokens: int | None
+
+
+class MatchDetail(MatchOut):
+    turns: list[TurnOut]
+    final_views: list[str]
+
+
+class PairOut(BaseModel):
+    row: str
+    column: str
+    wins: int
+    draws: int
+    losses: int
+    games: int
+    win_rate: float | None
+
+
+class HeadToHeadOut(BaseModel):
+    league: str
+    game: str
+    policies: list[str]
+    pairs: list[PairOut]
+
+
+class HistoryPoint(BaseModel):
+    after_matches: int
+    rating: float
+    lo: float
+    hi: float
+    rank: int
+    games: int
+
+
+class PolicyOut(BaseModel):
+    league: str
+    name: str
+    spec: str
+    system: System
+    rating: HistoryPoint | None
+    history: list[HistoryPoint]
+    stats: dict[str, Any]
+    per_game: list[dict[str, Any]]
+    opponents: list[PairOut]
+
+
+class LiveOut(BaseModel):
+    league: str
+    counts: dict[str, int]
+    running: list[MatchOut]
+    finished: list[MatchOut]
+    standings: list[HistoryPoint | dict[str, Any]]
+
+
+class LeagueOut(BaseModel):
+    name: str
+    games: list[str]
+
+
+class RerateOut(BaseModel):
+    league: str
+    snapshot_rows: int
+
+
+class RunSummaryOut(BaseModel):
+    name: str
+    base: str
+    checkpoints: int
+    evaluated: int
+    last_step: int
+
+
+class CheckpointOut(BaseModel):
+    step: int
+    policy: str
+    spec: str
+    eval_league: str | None
+    rating: float | None
+    lo: float | None
+    hi: float | None
+    rank: int | None
+    wins: int
+    draws: int
+    losses: int
+    games: int
+    score: float | None  # wins + draws/2 over games, against the fixed opponents
+    versus: list[PairOut]
+
+
+class OpponentOut(BaseModel):
+    policy: str
+    rating: float
+    lo: float
+    hi: float
+    rank: int
+
+
+class RunOut(BaseModel):
+    name: str
+    base: str
+    system: Literal["bt"] = "bt"
+    matches: int
+    checkpoints: list[CheckpointOut]
+    opponents: list[OpponentOut]
+
+
+def point_out(st: q.Standing) -> HistoryPoint:
+    return HistoryPoint(after_matches=st.after_matches, rating=st.rating, lo=st.lo, hi=st.hi, rank=st.rank, games=st.games)
+
+
+def pair_out(a: str, b: str, pair: q.Pair) -> PairOut:
+    return PairOut(row=a, column=b, wins=pair.wins, draws=pair.draws, losses=pair.losses, games=pair.games, win_rate=pair.win_rate)
+
+
+def stats_dict(stats: q.PolicyStats) -> dict[str, Any]:
+    return {
+        "games": stats.games, "wins": stats.wins, "draws": stats.draws, "losses": stats.losses, "matches": stats.matches,
+        "moves": stats.moves, "invalid": stats.invalid, "invalid_rate": stats.invalid_rate, "failures": stats.failures,
+        "penalties": stats.penalties, "avg_tokens": stats.avg_tokens,
+        "avg_latency_ms": None if stats.avg_latency_s is None else stats.avg_latency_s * 1000.0, "cost_usd": stats.cost_usd,
+        "last_played": stats.last_played.isoformat(timespec="seconds") if stats.last_played else None,
+    }
