@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from arena.game import Observation
+from arena.redaction import find_secrets, redact
 
 
 @dataclass
@@ -37,9 +38,11 @@ class MoveRequest:
     history: list[Exchange] = field(default_factory=list)  # this seat's earlier asks; read-only
     attempt: int = 0  # 0 for the first try at this turn, 1.. for retries after invalid moves
     match_id: str = ""
+    match_seed: int = 0  # the seed the match was played with; policies derive theirs (arena.seeding)
     # The game's scripted baseline and random mover for this player (use only its information).
     baseline: Callable[[random.Random], str] | None = None
     random_move: Callable[[random.Random], str] | None = None
+    baseline_distribution: Callable[[], dict[str, float] | None] | None = None  # the baseline's move probabilities
 
     @property
     def player(self) -> int:
@@ -58,6 +61,9 @@ class PolicyReply:
     completion_tokens: int | None = None
     cost_usd: float | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    # Set when the reply holds no move in the asked-for format: the driver counts an invalid
+    # attempt with this feedback (`Game.reject`) instead of handing `action` to the game.
+    rejection: str | None = None
 
 
 class PolicyFailure(Exception):
@@ -66,7 +72,11 @@ class PolicyFailure(Exception):
 
 
 class PolicySpecError(ValueError):
-    """A spec string that names no policy kind or has bad parameters."""
+    """A spec string that names no policy kind or has bad parameters. Its message quotes the spec,
+    so it is redacted here, once, whoever raises it."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(message))
 
 
 class Policy(ABC):
@@ -80,6 +90,11 @@ class Policy(ABC):
 
     @abstractmethod
     async def act(self, request: MoveRequest) -> PolicyReply: ...
+
+    async def move_distribution(self, request: MoveRequest) -> dict[str, float] | None:
+        """The chance of each legal move at this decision, where the policy can state it (exact
+        evaluation, arena.exploitability); None where its moves can only be drawn."""
+        return None
 
     async def close(self) -> None:
         """Release clients/engines. Safe to call more than once."""
@@ -100,6 +115,7 @@ class PolicySpec:
         raw = text.strip()
         if not raw:
             raise PolicySpecError("empty policy spec")
+        refuse_literal_secrets(raw)
         head, *param_parts = raw.split(",")
         params: dict[str, str] = {}
         for part in param_parts:
@@ -111,10 +127,21 @@ class PolicySpec:
         return cls(kind=kind.strip().lower(), target=target.strip(), params=params, text=raw)
 
 
+def refuse_literal_secrets(spec: str) -> None:
+    """Keys come from environment variables; a spec carrying one would end up in logs, the store
+    and exports, so it is refused, naming what was found and showing the spec redacted."""
+    found = find_secrets(spec)
+    if found:
+        raise PolicySpecError(
+            f"policy spec {redact(spec)!r} holds a literal secret ({', '.join(found)}): export it in an environment "
+            "variable and name that with api_key_env=VAR (base_url without user:password@)"
+        )
+
+
 PolicyFactory = Callable[[PolicySpec], Policy]
 _KINDS: dict[str, PolicyFactory] = {}
 _KIND_HELP: dict[str, str] = {}
-_LAZY_KIND_MODULES = ("arena.scripted", "arena.human", "arena.llm")  # import on demand: they pull in torch / SDKs
+_LAZY_KIND_MODULES = ("arena.scripted", "arena.human", "arena.http_agent", "arena.llm")  # import on demand: they pull in torch / SDKs
 
 
 def register_kind(kind: str, factory: PolicyFactory, example: str = "") -> None:

@@ -116,6 +116,10 @@ class MatchRow(Base):
     specs: Mapped[list | None] = mapped_column(JSON, nullable=True)  # policy specs by seat
     game_options: Mapped[dict | None] = mapped_column(JSON, nullable=True)
     final_views: Mapped[list | None] = mapped_column(JSON, nullable=True)
+    # The lease of a running match: which runner plays it and when that runner last said it is
+    # alive. Another runner replays a running match only once its lease has expired.
+    owner: Mapped[str] = mapped_column(String(200), default="", server_default="")
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
 class TurnRow(Base):

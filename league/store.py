@@ -12,14 +12,15 @@ Crash safety comes from three rules:
 from __future__ import annotations
 
 import json
-import re
+from datetime import timedelta
+from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from sqlalchemy import delete, func, insert, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import and_, delete, func, insert, inspect, make_url, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from arena.match import MatchRecord, TurnRecord
+from arena.redaction import is_secret_name, redact, redact_data
 from league.db import (
     ABANDONED,
     ABORTED,
@@ -44,32 +45,44 @@ from league.results import GameResult
 
 __all__ = [
     "ABANDONED", "ABORTED", "FINISHED", "RUNNING", "SCHEDULED", "Base", "GameRow", "LeagueRow", "MatchRow",
-    "PolicyRow", "RatingSnapshotRow", "Store", "StoreError", "TurnRow", "default_db_url", "scrub",
+    "PolicyRow", "RatingSnapshotRow", "Store", "StoreError", "TurnRow", "default_db_url", "scrub", "store_exists",
 ]
-
-_SECRET_NAME = re.compile(r"key|token|secret|passw|credential|auth|cookie|bearer", re.IGNORECASE)
-_SECRET_VALUE = re.compile(r"^\s*(sk-|sk_|Bearer\s|ghp_|gho_|github_pat_|hf_|xox[abp]-|AKIA|AIza)", re.IGNORECASE)
-
 
 class StoreError(ValueError):
     """A request the store refuses (one line, safe to show users)."""
 
 
 def scrub(value: Any) -> Any:
-    """Drop anything that looks like a credential (by key name or by value) before it is stored."""
+    """What the store keeps of a config or notes: fields named like secrets dropped, every string
+    through arena.redaction (the one place the rules live)."""
     if isinstance(value, dict):
-        return {
-            str(k): scrub(v)
-            for k, v in value.items()
-            if not _SECRET_NAME.search(str(k)) and not (isinstance(v, str) and _SECRET_VALUE.match(v))
-        }
+        return {str(k): scrub(v) for k, v in value.items() if not is_secret_name(str(k))}
     if isinstance(value, (list, tuple)):
-        return [scrub(v) for v in value if not (isinstance(v, str) and _SECRET_VALUE.match(v))]
-    return value
+        return [scrub(v) for v in value]
+    return redact_data(value)
+
+
+def _clash(name: str, stored: str, wanted: str) -> str:
+    return f"policy {name!r} is already registered with spec {stored!r}, not {wanted!r}; give it another name"
 
 
 def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
+
+
+def store_exists(url: str | None = None) -> bool:
+    """Is there a league store at `url` already? Commands that only read check this first, so a
+    mistyped URL is reported instead of silently becoming a new empty database (opening a Store
+    creates one). SQLite: the file exists; a server: the database holds our tables."""
+    url = url or default_db_url()
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        return parsed.database in (None, "", ":memory:") or Path(parsed.database).exists()
+    engine = make_engine(url)
+    try:
+        return inspect(engine).has_table(MatchRow.__tablename__)
+    finally:
+        engine.dispose()
 
 
 class Store:
@@ -100,26 +113,82 @@ class Store:
         """The id of league `name`, creating it. A league exists once per store; resuming it with a
         schedule-changing config (a different hash) is refused, because the stored matches were
         handed out by the old schedule."""
-        for _ in range(2):  # a second process may create it between our read and our insert
-            with self.session() as s:
-                row = s.scalar(select(LeagueRow).where(LeagueRow.name == name))
-                if row is not None:
-                    if config_hash and row.config_hash and row.config_hash != config_hash:
-                        raise StoreError(
-                            f"league {name!r} already exists in {self._safe_url()} with a different schedule "
-                            "(games, policies, scheduler, sizes or seed changed); give the league a new `name:` "
-                            "or use another --db"
-                        )
-                    return row.id
-            try:
-                with self.session() as s, s.begin():
-                    row = LeagueRow(name=name, config=_jsonable(scrub(config or {})), config_hash=config_hash)
-                    s.add(row)
-                    s.flush()
-                    return row.id
-            except IntegrityError:
-                continue
-        raise StoreError(f"could not create league {name!r}")
+        return self.register_league(name, config or {}, config_hash, (), ())
+
+    def register_league(
+        self,
+        name: str,
+        config: dict[str, Any],
+        config_hash: str,
+        games: Sequence[tuple[str, str, str]],
+        policies: Sequence[tuple[str, str, dict[str, Any] | None]],
+    ) -> int:
+        """Create (or reopen) league `name` with its games (id, name, rules) and policies (name,
+        spec, notes) in ONE transaction, and return its id. A refusal (a changed schedule, a
+        policy name registered with another spec) rolls everything back: a league that cannot
+        start leaves the store exactly as it was, and the fixed file can run under the same name."""
+        # Rows are inserted "ignoring duplicates" (PostgreSQL waits for a concurrent writer of the
+        # same row to commit, then skips it), so processes starting together never fail on each
+        # other's rows; each kind is written in sorted order, so no two registrations deadlock.
+        with self.session() as s, s.begin():
+            league_id = self._league_in(s, name, config, config_hash)
+            for game_id, game_name, rules in sorted(games):
+                self._game_in(s, game_id, game_name, rules)
+            for policy_name, spec, meta in sorted(policies, key=lambda p: p[0]):
+                self._policy_in(s, policy_name, spec, meta)
+            return league_id
+
+    def check_policy_names(self, policies: Sequence[tuple[str, str]]) -> None:
+        """Refuse (StoreError) a (name, spec) whose name is registered with another spec, without
+        writing anything: the league runner asks before it spends time building policies."""
+        with self.session() as s:
+            for policy_name, spec in policies:
+                row = s.scalar(select(PolicyRow).where(PolicyRow.name == policy_name))
+                if row is not None and row.spec != redact(spec):
+                    raise StoreError(_clash(policy_name, row.spec, redact(spec)))
+
+    def check_league(self, name: str, config_hash: str) -> None:
+        """Refuse (StoreError) resuming league `name` with a different schedule; writes nothing."""
+        with self.session() as s:
+            row = s.scalar(select(LeagueRow).where(LeagueRow.name == name))
+            if row is not None and config_hash and row.config_hash and row.config_hash != config_hash:
+                raise StoreError(self._schedule_changed(name))
+
+    def _league_in(self, s: Session, name: str, config: dict[str, Any], config_hash: str) -> int:
+        s.connection().execute(self._insert_new(LeagueRow, ["name"]), {"name": name, "config": _jsonable(scrub(config)), "config_hash": config_hash, "created_at": utcnow()})
+        row = s.scalar(select(LeagueRow).where(LeagueRow.name == name))
+        if config_hash and row.config_hash and row.config_hash != config_hash:
+            raise StoreError(self._schedule_changed(name))
+        return row.id
+
+    def _game_in(self, s: Session, game_id: str, name: str, rules: str) -> None:
+        s.connection().execute(self._insert_new(GameRow, ["game_id"]), {"game_id": game_id, "name": name, "rules": rules, "created_at": utcnow()})
+        row = s.scalar(select(GameRow).where(GameRow.game_id == game_id))
+        if (name and row.name != name) or (rules and row.rules != rules):
+            row.name, row.rules = name or row.name, rules or row.rules
+
+    def _insert_new(self, model: type[Base], keys: list[str]) -> Any:
+        return _insert_ignoring_duplicates(self.engine.dialect.name, model, keys)
+
+    def _policy_in(self, s: Session, name: str, spec: str, meta: dict[str, Any] | None, display_name: str = "", replace: bool = False) -> None:
+        spec, display_name = redact(spec), redact(display_name)  # a spec is shown and exported: never a key in it
+        fresh = {"name": name, "spec": spec, "display_name": display_name or name, "meta": _jsonable(scrub(meta or {})), "created_at": utcnow()}
+        if s.connection().execute(self._insert_new(PolicyRow, ["name"]), fresh).rowcount == 1:
+            return
+        row = s.scalar(select(PolicyRow).where(PolicyRow.name == name))
+        if row.spec != spec and not replace:
+            raise StoreError(_clash(name, row.spec, spec))
+        row.spec = spec
+        if display_name:
+            row.display_name = display_name
+        if meta is not None:
+            row.meta = _jsonable(scrub(meta))
+
+    def _schedule_changed(self, name: str) -> str:
+        return (
+            f"league {name!r} already exists in {self._safe_url()} with a different schedule "
+            "(games, policies, scheduler, sizes or seed changed); give the league a new `name:` or use another --db"
+        )
 
     def league_id(self, name: str) -> int | None:
         with self.session() as s:
@@ -135,15 +204,8 @@ class Store:
 
     # ---- games and policies ---------------------------------------------------------------------
     def upsert_game(self, game_id: str, name: str = "", rules: str = "") -> None:
-        try:
-            with self.session() as s, s.begin():
-                row = s.scalar(select(GameRow).where(GameRow.game_id == game_id))
-                if row is None:
-                    s.add(GameRow(game_id=game_id, name=name, rules=rules))
-                else:
-                    row.name, row.rules = name or row.name, rules or row.rules
-        except IntegrityError:  # added by another process (a second league starting) at the same moment
-            self.upsert_game(game_id, name, rules)
+        with self.session() as s, s.begin():
+            self._game_in(s, game_id, name, rules)
 
     def games(self) -> list[GameRow]:
         with self.session() as s:
@@ -152,21 +214,8 @@ class Store:
     def upsert_policy(self, name: str, spec: str, meta: dict[str, Any] | None = None, display_name: str = "", *, replace: bool = False) -> None:
         """Register a policy. A name keeps one spec forever (its matches were played by that spec);
         registering the same name with another spec is refused unless `replace`."""
-        try:
-            with self.session() as s, s.begin():
-                row = s.scalar(select(PolicyRow).where(PolicyRow.name == name))
-                if row is None:
-                    s.add(PolicyRow(name=name, spec=spec, display_name=display_name or name, meta=_jsonable(scrub(meta or {}))))
-                    return
-                if row.spec != spec and not replace:
-                    raise StoreError(f"policy {name!r} is already registered with spec {row.spec!r}, not {spec!r}; give it another name")
-                row.spec = spec
-                if display_name:
-                    row.display_name = display_name
-                if meta is not None:
-                    row.meta = _jsonable(scrub(meta))
-        except IntegrityError:  # registered by another process at the same moment: check again
-            self.upsert_policy(name, spec, meta, display_name, replace=replace)
+        with self.session() as s, s.begin():
+            self._policy_in(s, name, spec, meta, display_name, replace)
 
     def policies(self) -> list[PolicyRow]:
         with self.session() as s:
@@ -185,35 +234,83 @@ class Store:
     def schedule(self, league_id: int, pairings: Iterable[Any]) -> int:
         """Persist handed-out pairings (key, game_id, seats, seed) in one transaction; keys that
         exist already are left alone. Returns how many were new."""
-        return self.launch(league_id, pairings, ())
+        return self.launch(league_id, pairings, ())[0]
 
-    def launch(self, league_id: int, pairings: Iterable[Any], start: Sequence[str]) -> int:
+    def launch(
+        self, league_id: int, pairings: Iterable[Any], start: Sequence[str], *, owner: str = "", lease_s: float | None = None,
+    ) -> tuple[int, set[str]]:
         """In ONE transaction: persist new pairings as `scheduled` (existing keys are left alone)
-        and mark the matches in `start` as `running`. Returns how many pairings were new."""
+        and claim the matches in `start`: mark them `running`, owned by `owner`, with a fresh
+        heartbeat. With `lease_s`, a match another runner is playing (running, heartbeat younger
+        than `lease_s`) is not claimed. Returns (how many pairings were new, the keys claimed)."""
         rows = [
             {"league_id": league_id, "key": p.key, "game_id": p.game_id, "seats": list(p.seats), "seed": int(p.seed),
              "status": SCHEDULED, "reason": "", "attempts": 0, "scheduled_at": utcnow()}
             for p in pairings
         ]
         if not rows and not start:
-            return 0
-        new = 0
+            return 0, set()
+        new, claimed = 0, set()
         with self.session() as s, s.begin():
             if rows:
                 new = _count_new(s, _insert_ignoring_duplicates(self.engine.dialect.name, MatchRow, ["league_id", "key"]), rows)
             if start:
+                now = utcnow()
+                claimable = MatchRow.status.in_(REPLAY_STATUSES) if lease_s is None else _claimable(now, lease_s)
                 s.execute(
                     update(MatchRow)
-                    .where(MatchRow.league_id == league_id, MatchRow.key.in_(list(start)), MatchRow.status.in_(REPLAY_STATUSES))
-                    .values(status=RUNNING, started_at=utcnow(), attempts=MatchRow.attempts + 1)
+                    .where(MatchRow.league_id == league_id, MatchRow.key.in_(list(start)), claimable)
+                    .values(status=RUNNING, started_at=now, attempts=MatchRow.attempts + 1, owner=owner, heartbeat_at=now)
                 )
-        return new
+                # Read back in the same transaction: the rows this claim just wrote (a lost race leaves another owner).
+                mine = select(MatchRow.key).where(
+                    MatchRow.league_id == league_id, MatchRow.key.in_(list(start)), MatchRow.status == RUNNING,
+                    MatchRow.owner == owner, MatchRow.started_at == now,
+                )
+                claimed = set(s.scalars(mine))
+        return new, claimed
 
-    def unfinished(self, league_id: int) -> list[MatchRow]:
-        """Matches handed out but never finished (scheduled, running, abandoned), oldest first."""
+    def unfinished(self, league_id: int, lease_s: float | None = None) -> list[MatchRow]:
+        """Matches handed out but never finished (scheduled, running, abandoned), oldest first.
+        With `lease_s`, only those a runner may claim now (running ones whose lease expired)."""
         with self.session() as s:
-            query = select(MatchRow).where(MatchRow.league_id == league_id, MatchRow.status.in_(REPLAY_STATUSES))
+            where = MatchRow.status.in_(REPLAY_STATUSES) if lease_s is None else _claimable(utcnow(), lease_s)
+            query = select(MatchRow).where(MatchRow.league_id == league_id, where)
             return list(s.scalars(query.order_by(MatchRow.id)))
+
+    def held(self, league_id: int, lease_s: float) -> list[MatchRow]:
+        """Running matches whose owner's lease is live: another runner is playing them."""
+        with self.session() as s:
+            query = select(MatchRow).where(MatchRow.league_id == league_id, MatchRow.status == RUNNING, ~_claimable(utcnow(), lease_s))
+            return list(s.scalars(query.order_by(MatchRow.id)))
+
+    def statuses(self, league_id: int, keys: Sequence[str]) -> dict[str, str]:
+        with self.session() as s:
+            rows = s.execute(select(MatchRow.key, MatchRow.status).where(MatchRow.league_id == league_id, MatchRow.key.in_(list(keys))))
+            return {key: status for key, status in rows}
+
+    def heartbeat(self, league_id: int, owner: str) -> int:
+        """Renew the lease on every match `owner` is playing; returns how many."""
+        with self.session() as s, s.begin():
+            done = s.execute(
+                update(MatchRow)
+                .where(MatchRow.league_id == league_id, MatchRow.owner == owner, MatchRow.status == RUNNING)
+                .values(heartbeat_at=utcnow())
+            )
+            return int(done.rowcount or 0)
+
+    def expire_leases(self, league_id: int, owners: Sequence[str]) -> int:
+        """End the leases of runners known to be dead (their process is gone), so their running
+        matches are replayed now rather than when the lease would have lapsed."""
+        if not owners:
+            return 0
+        with self.session() as s, s.begin():
+            done = s.execute(
+                update(MatchRow)
+                .where(MatchRow.league_id == league_id, MatchRow.owner.in_(list(owners)), MatchRow.status == RUNNING)
+                .values(heartbeat_at=None)
+            )
+            return int(done.rowcount or 0)
 
     def start(self, league_id: int, keys: Sequence[str]) -> None:
         """Mark matches as running (in one transaction) just before they are played."""
@@ -231,8 +328,8 @@ class Store:
                 update(MatchRow)
                 .where(MatchRow.league_id == league_id, MatchRow.key == key, MatchRow.status.in_(REPLAY_STATUSES))
                 .values(
-                    status=status, outcome=_jsonable(record.outcome), reason=reason[:2000], finished_at=utcnow(),
-                    duration_s=record.duration_s, specs=list(record.specs), game_options=_jsonable(record.game_options),
+                    status=status, outcome=_jsonable(record.outcome), reason=redact(reason)[:2000], finished_at=utcnow(),
+                    duration_s=record.duration_s, specs=[redact(spec) for spec in record.specs], game_options=_jsonable(record.game_options),
                     final_views=list(record.final_views),
                 )
             )
@@ -244,16 +341,16 @@ class Store:
                 s.execute(insert(TurnRow), [_turn_columns(match_id, t) for t in record.turns])
         return match_id
 
-    def abandon(self, league_id: int, keys: Sequence[str], reason: str = "interrupted") -> int:
-        """Mark unfinished matches abandoned (Ctrl-C); the next run replays them from scratch."""
+    def abandon(self, league_id: int, keys: Sequence[str], reason: str = "interrupted", owner: str | None = None) -> int:
+        """Mark unfinished matches abandoned (Ctrl-C); the next run replays them from scratch.
+        With `owner`, only matches that runner still holds (not one another runner took over)."""
         if not keys:
             return 0
+        where = [MatchRow.league_id == league_id, MatchRow.key.in_(list(keys)), MatchRow.status.in_(REPLAY_STATUSES)]
+        if owner is not None:
+            where.append(MatchRow.owner == owner)
         with self.session() as s, s.begin():
-            done = s.execute(
-                update(MatchRow)
-                .where(MatchRow.league_id == league_id, MatchRow.key.in_(list(keys)), MatchRow.status.in_(REPLAY_STATUSES))
-                .values(status=ABANDONED, reason=reason)
-            )
+            done = s.execute(update(MatchRow).where(*where).values(status=ABANDONED, reason=redact(reason)[:2000]))
             return int(done.rowcount or 0)
 
     def count(self, league_id: int | None = None, status: str | None = None) -> int:
@@ -344,19 +441,31 @@ _TURN_FIELDS = tuple(TurnRecord.__dataclass_fields__)
 def _turn_columns(match_id: int, turn: TurnRecord) -> dict[str, Any]:
     data = {name: getattr(turn, name) for name in _TURN_FIELDS}
     data["meta"] = _jsonable(scrub(data["meta"] or {}))
+    data["error"] = redact(data["error"]) if data["error"] else data["error"]  # a provider's message may echo a key
     data["match_id"] = match_id
     return data
 
 
 def _to_record(row: MatchRow, turns: list[TurnRecord]) -> MatchRecord:
+    # Redacted on the way out too: a store written before redaction existed may hold secrets.
+    for turn in turns:
+        turn.error = redact(turn.error) if turn.error else turn.error
+        turn.meta = redact_data(turn.meta) if turn.meta else turn.meta
     return MatchRecord(
         match_id=str(row.id), game_id=row.game_id, num_players=len(row.seats), seed=int(row.seed),
-        policies=list(row.seats), specs=list(row.specs or []), turns=turns, outcome=row.outcome,
+        policies=list(row.seats), specs=[redact(spec) for spec in row.specs or []], turns=turns, outcome=row.outcome,
         status="finished" if row.status == FINISHED else row.status,
         started_at=row.started_at.isoformat() if row.started_at else "",
         finished_at=row.finished_at.isoformat() if row.finished_at else "", duration_s=row.duration_s or 0.0,
         final_views=list(row.final_views or []), game_options=dict(row.game_options or {}),
     )
+
+
+def _claimable(now: Any, lease_s: float) -> Any:
+    """Scheduled or abandoned, or running with an expired lease (no heartbeat for `lease_s`, or
+    none at all: rows from before leases existed, or expired by `expire_leases`)."""
+    expired = or_(MatchRow.heartbeat_at.is_(None), MatchRow.heartbeat_at < now - timedelta(seconds=lease_s))
+    return or_(MatchRow.status.in_((SCHEDULED, ABANDONED)), and_(MatchRow.status == RUNNING, expired))
 
 
 def _insert_ignoring_duplicates(dialect: str, model: type[Base], keys: list[str]) -> Any:

@@ -39,7 +39,7 @@ def test_concurrent_leagues_on_one_postgres_store_lose_nothing(tmp_path):
     for name, seed in (("shared", 1), ("other", 2)):
         files[name] = tmp_path / f"{name}.yaml"
         files[name].write_text(LEAGUE.format(name=name, seed=seed))
-    command = [sys.executable, "-m", "arena.cli", "league", "run"]
+    command = [sys.executable, "-m", "llm_arena_cli", "league", "run"]
     procs = [subprocess.Popen([*command, str(files[name]), "--db", url, "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for name in ("shared", "shared", "other")]
     outputs = [p.communicate(timeout=300) for p in procs]
