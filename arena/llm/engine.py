@@ -64,6 +64,10 @@ class Generation:
     # completion_ids include the end-of-turn token when finish_reason is "stop".
     prompt_ids: list[int] | None = None
     completion_ids: list[int] | None = None
+    # choose() only: each option's total log-probability as the whole reply (temperature 1, in
+    # option order), and the per-token log-probs of the chosen option's completion_ids.
+    option_logprobs: list[float] | None = None
+    completion_logprobs: list[float] | None = None
 
 
 class PromptTooLong(ValueError):
@@ -92,6 +96,8 @@ class _Request:
     params: SamplingParams | None = None
     options: list[str] = field(default_factory=list)
     option_ids: list[list[int]] = field(default_factory=list)
+    choice_temperature: float = 0.0  # choose(): 0 = the most likely option, else a draw
+    generator: torch.Generator | None = None  # choose(): the seeded draw's generator
 
 
 class _RowSampler:
@@ -289,12 +295,19 @@ class LocalEngine:
         request = _Request("chat", prompt_ids, await self._adapter_name(adapter), self._new_future(), params=params)
         return await self._submit(request)
 
-    async def choose(self, messages: list[dict], options: list[str], adapter: str | None = None) -> tuple[str, Generation]:
-        """The option with the highest total log-probability as the assistant's whole reply.
+    async def choose(
+        self, messages: list[dict], options: list[str], adapter: str | None = None, *, temperature: float = 0.0, seed: int | None = None
+    ) -> tuple[str, Generation]:
+        """One option as the assistant's whole reply, scored by its total log-probability.
 
         Scored as option tokens + end-of-turn, so an option that is a prefix of another ("e2" vs
-        "e2e4") is not favoured just for being shorter.
+        "e2e4") is not favoured just for being shorter. Temperature 0 takes the most likely
+        option; otherwise option i is drawn with probability proportional to exp(logp_i / T)
+        (at T = 1: the model's own probability of that reply, renormalised over the options),
+        seeded by `seed` like chat's draws. The Generation carries every option's log-prob.
         """
+        if not (temperature >= 0 and math.isfinite(temperature)):
+            raise ValueError(f"temperature must be a finite number >= 0, got {temperature}")
         if not options:
             raise ValueError("choose() needs at least one option")
         if len(options) > MAX_OPTIONS:
@@ -306,8 +319,13 @@ class LocalEngine:
         option_ids = [self.tokenizer(o, add_special_tokens=False)["input_ids"] + [self._end_ids[0]] for o in options]
         if len(prompt_ids) + max(len(ids) for ids in option_ids) > self.context_length:
             raise PromptTooLong(f"prompt has {len(prompt_ids)} tokens; the model's context is {self.context_length}")
+        generator = None
+        if temperature > 0:
+            generator = torch.Generator()
+            generator.manual_seed(seed if seed is not None else int(torch.randint(0, 2**62, (1,))))
         request = _Request(
-            "choose", prompt_ids, await self._adapter_name(adapter), self._new_future(), options=options, option_ids=option_ids
+            "choose", prompt_ids, await self._adapter_name(adapter), self._new_future(), options=options, option_ids=option_ids,
+            choice_temperature=temperature, generator=generator,
         )
         return await self._submit(request)
 
@@ -350,14 +368,7 @@ class LocalEngine:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
     def _end_of_turn_ids(self) -> list[int]:
-        ids: list[int] = []
-        configured = getattr(self.model.generation_config, "eos_token_id", None)
-        for value in [self.tokenizer.eos_token_id, *(configured if isinstance(configured, list) else [configured])]:
-            if isinstance(value, int) and value not in ids:
-                ids.append(value)
-        if not ids:
-            raise ModelNotAvailable(f"model {self.base!r} defines no end-of-sequence token")
-        return ids
+        return end_of_turn_ids(self.base, self.tokenizer, getattr(self.model.generation_config, "eos_token_id", None))
 
     # ---------------------------------------------------------------- model thread side
 
@@ -524,30 +535,66 @@ class LocalEngine:
         self.stats.choose_forwards += 2
         step_logprobs = out.logits.float().log_softmax(-1)  # position j predicts option token j+1
         # 3) Total log-prob of each option = first token from the prompt's last position + the rest.
-        scores = first_logprobs[index].gather(1, opt[:, :1]).squeeze(1)
+        token_logprobs = first_logprobs[index].gather(1, opt[:, :1])  # [rows, width], 0 past each option's end
         if width > 1:
             rest = step_logprobs[:, :-1, :].gather(2, opt[:, 1:].unsqueeze(2)).squeeze(2)
-            scores = scores + (rest * opt_mask[:, 1:]).sum(1)
+            token_logprobs = torch.cat([token_logprobs, rest * opt_mask[:, 1:]], dim=1)
+        scores = token_logprobs.sum(1)
         results = []
         row = 0
         for request in requests:
             count = len(request.option_ids)
-            best = int(scores[row : row + count].argmax())
+            option_scores = scores[row : row + count]
+            picked = _pick_option(option_scores, request.choice_temperature, request.generator)
+            n = len(request.option_ids[picked])
             results.append(
                 (
-                    request.options[best],
+                    request.options[picked],
                     Generation(
-                        text=request.options[best],
+                        text=request.options[picked],
                         prompt_tokens=len(request.prompt_ids),
-                        completion_tokens=len(request.option_ids[best]),
+                        completion_tokens=n,
                         finish_reason="stop",
                         prompt_ids=list(request.prompt_ids),
-                        completion_ids=list(request.option_ids[best]),
+                        completion_ids=list(request.option_ids[picked]),
+                        option_logprobs=[float(x) for x in option_scores.tolist()],
+                        completion_logprobs=[float(x) for x in token_logprobs[row + picked, :n].tolist()],
                     ),
                 )
             )
             row += count
         return results
+
+
+def choice_probabilities(option_logprobs: list[float], temperature: float) -> list[float]:
+    """The chance of each option under choose(): softmax(logp / T), or all on the best at T = 0."""
+    scores = torch.tensor(option_logprobs, dtype=torch.float64)
+    if temperature <= 0:
+        probs = torch.zeros_like(scores)
+        probs[int(scores.argmax())] = 1.0
+        return probs.tolist()
+    return torch.softmax(scores / temperature, dim=0).tolist()
+
+
+def _pick_option(scores: torch.Tensor, temperature: float, generator: torch.Generator | None) -> int:
+    """argmax at temperature 0; else an inverse-CDF draw from softmax(scores / T)."""
+    if temperature <= 0 or generator is None:
+        return int(scores.argmax())
+    probs = torch.tensor(choice_probabilities(scores.tolist(), temperature), dtype=torch.float64)
+    cdf = probs.cumsum(0)
+    drawn = torch.searchsorted(cdf, torch.rand((), generator=generator, dtype=torch.float64) * cdf[-1], right=True)
+    return int(drawn.clamp(max=len(probs) - 1))
+
+
+def end_of_turn_ids(base: str, tokenizer: Any, configured: Any) -> list[int]:
+    """The tokenizer's end-of-sequence id plus the generation config's (an int or a list)."""
+    ids: list[int] = []
+    for value in [tokenizer.eos_token_id, *(configured if isinstance(configured, list) else [configured])]:
+        if isinstance(value, int) and value not in ids:
+            ids.append(value)
+    if not ids:
+        raise ModelNotAvailable(f"model {base!r} defines no end-of-sequence token")
+    return ids
 
 
 def shared_prefix_length(sequences: list[list[int]]) -> int:

@@ -8,6 +8,12 @@ Modes (spec param `mode=`):
 - text   free text; the move is parsed out of it.
 - tools  the move as a call of `make_move(move)` whose schema enumerates the legal moves.
 - json   structured output, `response_format` json_schema {"move": <enum of legal moves>}.
+- choice local models only: the bare move is the whole reply, drawn among the legal moves with
+         probability proportional to exp(log p(move as the reply) / temperature) (temperature 1 by
+         default: the model's own probabilities; 0: the most likely move). Every move's chance is
+         recorded in the turn's meta (`move_probs`), and `move_distribution` answers without a draw.
+Parsing (spec param `parse=`): strict (default) takes only the bracketed answer or the structured
+one; lenient also takes a legal move mentioned anywhere in prose (see parsing.py).
 Free-text games (no legal-move list), or lists longer than providers accept in an enum, use text.
 Local models answer tools/json by scoring every legal move (`engine.choose`): always legal.
 
@@ -18,7 +24,6 @@ hard cap after which `PolicyFailure` lets the game's rule decide the turn.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import os
 import re
@@ -29,8 +34,20 @@ from typing import Any, Awaitable, Callable
 from urllib.parse import urlparse
 
 from arena.llm.parsing import ParsedMove, parse_move, parse_structured
-from arena.llm.prompting import TOOL_NAME, Message, Mode, ObsMode, Prompt, PromptTooLarge, build_prompt, estimate_tokens
+from arena.llm.prompting import (
+    TOOL_NAME,
+    Message,
+    Mode,
+    ObsMode,
+    Prompt,
+    PromptTooLarge,
+    build_prompt,
+    current_message,
+    estimate_tokens,
+)
 from arena.llm.retry import RetryConfig, RetryStats, call_with_retries
+from arena.llm.sessions import SessionBook, SessionPrompt
+from arena.seeding import move_seed
 from arena.policy import (
     MoveRequest,
     Policy,
@@ -42,16 +59,19 @@ from arena.policy import (
     int_param,
     reject_unknown_params,
 )
+from arena.redaction import redact, remember_secret
 
 MAX_ENUM_MOVES = 500  # larger legal-move lists are asked in text mode (provider enum limits)
 DEFAULT_REMOTE_CONTEXT = 32_000  # tokens assumed for a remote model unless `max_context=` says
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
-COMMON_PARAMS = {"temperature", "top_p", "max_new_tokens", "max_tokens", "seed", "mode", "obs", "name", "max_context"}
+COMMON_PARAMS = {"temperature", "top_p", "max_new_tokens", "max_tokens", "seed", "mode", "obs", "name", "max_context", "parse"}
+PARSE_MODES = ("strict", "lenient")
 REMOTE_PARAMS = COMMON_PARAMS | {"timeout", "max_retries", "retry_budget", "api_key_env"}
 OPENAI_PARAMS = REMOTE_PARAMS | {"base_url"}
 LITELLM_PARAMS = REMOTE_PARAMS | {"api_base"}
-LOCAL_PARAMS = COMMON_PARAMS
+LOCAL_PARAMS = COMMON_PARAMS | {"engine"}
+LOCAL_ENGINES = ("auto", "vllm", "hf")
 
 
 @dataclass
@@ -64,6 +84,7 @@ class Completion:
     completion_tokens: int | None = None
     cost_usd: float | None = None
     finish_reason: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)  # backend facts for the turn record (choice: move_probs)
 
 
 @dataclass
@@ -77,11 +98,11 @@ class LLMSettings:
     mode: Mode = Mode.TEXT
     obs: ObsMode = ObsMode.HISTORY
     max_context: int | None = None  # tokens; None: the model's own (local) or DEFAULT_REMOTE_CONTEXT
+    lenient_parse: bool = False  # parse=lenient: a legal move merely mentioned in prose counts
     retry: RetryConfig = field(default_factory=RetryConfig)
 
     @classmethod
     def from_spec(cls, spec: PolicySpec, allowed: set[str], *, default_max_new_tokens: int) -> "LLMSettings":
-        _reject_key_literal(spec)
         reject_unknown_params(spec, allowed)
         if "max_new_tokens" in spec.params and "max_tokens" in spec.params:
             raise PolicySpecError(f"policy spec {spec.text!r}: give max_new_tokens or max_tokens, not both")
@@ -95,6 +116,7 @@ class LLMSettings:
             mode=_enum_param(spec, "mode", Mode, Mode.TEXT),
             obs=_enum_param(spec, "obs", ObsMode, ObsMode.HISTORY),
             max_context=int_param(spec, "max_context", None),
+            lenient_parse=_parse_param(spec),
             retry=RetryConfig(
                 max_retries=int(int_param(spec, "max_retries", RetryConfig.max_retries) or 0),
                 budget_s=float_param(spec, "retry_budget", RetryConfig.budget_s),
@@ -126,6 +148,13 @@ def _optional_float(spec: PolicySpec, key: str) -> float | None:
     return float_param(spec, key, 0.0) if key in spec.params else None
 
 
+def _parse_param(spec: PolicySpec) -> bool:
+    value = (spec.params.get("parse") or "strict").lower()
+    if value not in PARSE_MODES:
+        raise PolicySpecError(f"policy spec {spec.text!r}: parse must be one of {', '.join(PARSE_MODES)}, not {value!r}")
+    return value == "lenient"
+
+
 def _enum_param(spec: PolicySpec, key: str, enum_type: Any, default: Any) -> Any:
     value = spec.params.get(key)
     if value is None:
@@ -137,25 +166,6 @@ def _enum_param(spec: PolicySpec, key: str, enum_type: Any, default: Any) -> Any
         raise PolicySpecError(f"policy spec {spec.text!r}: {key} must be one of {choices}, not {value!r}") from None
 
 
-def _reject_key_literal(spec: PolicySpec) -> None:
-    """Keys never go in spec strings (they end up in logs and the league database). The message
-    must not echo the spec: it holds the key."""
-    for key in spec.params:
-        if key.lower() in {"api_key", "key", "apikey", "token", "secret"}:
-            raise PolicySpecError(
-                f"{spec.kind} policy: do not put an API key in the spec ({key}=...); "
-                "export it in an environment variable and name that with api_key_env=VAR"
-            )
-
-
-def derived_seed(seed: int | None, request: MoveRequest) -> int | None:
-    """A per-move seed from the policy's seed, so a seeded policy replays a match exactly but does
-    not repeat the same draw every turn."""
-    if seed is None:
-        return None
-    obs = request.observation
-    text = f"{seed}:{request.match_id}:{obs.player}:{obs.turn}:{request.attempt}"
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big") & 0x7FFFFFFF
 
 
 def move_tool(legal_moves: list[str]) -> dict[str, Any]:
@@ -204,6 +214,10 @@ class LLMPolicy(Policy):
     async def _complete(self, messages: list[Message], mode: Mode, legal_moves: list[str] | None, seed: int | None) -> tuple[Completion, RetryStats]:
         """Ask the model. `mode` is the effective one (text for free-text games)."""
 
+    async def _answer(self, request: MoveRequest, prompt: Prompt, mode: Mode, legal_moves: list[str] | None, seed: int | None) -> tuple[Completion, RetryStats]:
+        """Ask the model for this move; policies that send more than messages override this."""
+        return await self._complete(prompt.messages, mode, legal_moves, seed)
+
     def count_tokens(self, messages: list[Message]) -> int:
         return estimate_tokens(messages)
 
@@ -231,14 +245,18 @@ class LLMPolicy(Policy):
         mode = self.effective_mode(legal)
         prompt = self.build_prompt(request, mode)
         started = time.perf_counter()
-        completion, stats = await self._complete(prompt.messages, mode, legal, derived_seed(self.settings.seed, request))
+        completion, stats = await self._answer(request, prompt, mode, legal, move_seed(self.settings.seed, request))
         latency = time.perf_counter() - started
+        lenient = self.settings.lenient_parse
         if mode is Mode.TEXT:
-            parsed = parse_move(completion.content or "", legal)
+            parsed = parse_move(completion.content or "", legal, lenient=lenient)
+        elif mode is Mode.CHOICE:
+            parsed = ParsedMove(completion.content or "", "choice")  # one of the legal moves by construction
         else:
-            parsed = parse_structured(completion.tool_arguments, completion.content, legal)
+            parsed = parse_structured(completion.tool_arguments, completion.content, legal, lenient=lenient)
         return PolicyReply(
             action=parsed.action,
+            rejection=parsed.rejection,
             raw=_raw_text(completion),
             prompt_tokens=completion.prompt_tokens,
             completion_tokens=completion.completion_tokens,
@@ -258,6 +276,7 @@ class LLMPolicy(Policy):
             meta["history_dropped"] = prompt.history_dropped
         if completion.finish_reason:
             meta["finish_reason"] = completion.finish_reason
+        meta.update(completion.meta)
         if stats.attempts > 1:
             meta["retries"] = stats.attempts - 1
             meta["retry_errors"] = list(stats.errors)
@@ -286,6 +305,7 @@ def _api_key_from_env(spec: PolicySpec, default_var: str | None) -> str | None:
         value = os.environ.get(var)
         if not value:
             raise PolicySpecError(f"{spec.kind} policy: environment variable {var} (from api_key_env) is not set")
+        remember_secret(value)  # whatever its name or shape, a provider echoing it gets it masked
         return value
     return os.environ.get(default_var) if default_var else None
 
@@ -302,7 +322,9 @@ class _RemotePolicy(LLMPolicy):
             kwargs["temperature"] = s.temperature
         if s.top_p is not None:
             kwargs["top_p"] = s.top_p
-        if seed is not None:
+        # Providers are only sent a seed the spec asked for: some reject the parameter, and few
+        # promise determinism; the local engine always gets one (arena.seeding).
+        if seed is not None and s.seed is not None:
             kwargs["seed"] = seed
         return kwargs
 
@@ -347,6 +369,17 @@ def _completion_from_response(response: Any) -> Completion:
     )
 
 
+def _host(url: str) -> str:
+    """host[:port] of a URL, never its user-info (the provider label is shown and stored)."""
+    parsed = urlparse(url)
+    try:
+        port = parsed.port
+    except ValueError:
+        port = None
+    host = parsed.hostname or ""
+    return (f"{host}:{port}" if port else host) or redact(url)
+
+
 class OpenAIPolicy(_RemotePolicy):
     """`openai:MODEL`: any OpenAI-compatible Chat Completions endpoint via the official SDK."""
 
@@ -356,8 +389,7 @@ class OpenAIPolicy(_RemotePolicy):
         self.base_url = base_url
         self._api_key = api_key
         self._http_client = http_client  # tests inject an httpx.AsyncClient with a mock transport
-        host = urlparse(base_url).netloc if base_url else "api.openai.com"
-        self.provider = f"openai:{host or base_url}"
+        self.provider = f"openai:{_host(base_url) if base_url else 'api.openai.com'}"
         self._clients: dict[int, Any] = {}  # per event loop: an async client must not cross loops
 
     def _client(self) -> Any:
@@ -465,19 +497,36 @@ class LiteLLMPolicy(_RemotePolicy):
 # ------------------------------------------------------------------------------- local models
 
 
+@dataclass
+class SessionTurn(Prompt):
+    """A local prompt with the exact token ids to send (token-in/token-out on vLLM)."""
+
+    turn: SessionPrompt | None = None
+    key: tuple[str, int] = ("", 0)
+
+
 class LocalPolicy(LLMPolicy):
     """`local` (the shipped SmolLM2), `hf:MODEL_OR_PATH` and `hf:BASE+ADAPTER_DIR` on the
-    process's batching engine. Text mode generates; tools/json score the legal moves."""
+    process's engine: vLLM or the transformers batching engine (`engine=`, engine_choice.py).
+    Text mode generates; tools/json take the best-scored legal move; choice draws one by its
+    score at `choice_temperature` (scoring runs on the hf engine).
 
-    def __init__(self, base: str, adapter: str | None, settings: LLMSettings):
+    On vLLM, history-mode seats are token sessions (sessions.py): each prompt is the previous
+    prompt's ids + the exact generated ids + the newly templated user turn, so earlier turns are
+    never re-rendered and vLLM's prefix cache serves them."""
+
+    def __init__(self, base: str, adapter: str | None, settings: LLMSettings, engine: str = "hf"):
         super().__init__(settings)
-        from arena.llm.engine import get_engine
+        from arena.llm.engine_choice import local_engine
 
         self.base = base
         self.adapter = adapter
         self.provider = f"local:{base}"
         # Loaded here so a missing model or adapter is one clear error before any match starts.
-        self.engine = get_engine(base, [adapter] if adapter else None)
+        self.engine, self.engine_kind = local_engine(base, [adapter] if adapter else None, engine)
+        self.sessions: SessionBook | None = None
+        if self.engine_kind == "vllm":
+            self.sessions = SessionBook(self.engine.template)
 
     def count_tokens(self, messages: list[Message]) -> int:
         return self.engine.count_tokens(messages)
@@ -486,11 +535,101 @@ class LocalPolicy(LLMPolicy):
         context = min(self.settings.max_context or self.engine.context_length, self.engine.context_length)
         return max(context - self.settings.max_new_tokens, 1)
 
-    async def _complete(self, messages: list[Message], mode: Mode, legal_moves: list[str] | None, seed: int | None) -> tuple[Completion, RetryStats]:
+    def build_prompt(self, request: MoveRequest, mode: Mode) -> Prompt:
+        book = self.sessions
+        if book is None or mode is not Mode.TEXT or self.settings.obs is not ObsMode.HISTORY or not request.match_id:
+            return super().build_prompt(request, mode)
+        key = (request.match_id, request.player)
+        last = request.history[-1] if request.history else None
+        same_position = last is not None and bool(last.feedback) and last.observation == request.observation.text
+        new_user = {"role": "user", "content": current_message(request, mode, include_observation=not same_position)}
+        extended = book.extend(key, len(request.history), last.reply if last else None, new_user) if last else None
+        if extended is not None and len(extended.ids) <= self.context_budget():
+            book.count("incremental")
+            return SessionTurn(extended.messages, len(request.history), 0, len(extended.ids), extended, key)
+        prompt = super().build_prompt(request, mode)
+        if last is None:
+            how = "first"
+        elif extended is not None or prompt.history_dropped:
+            how = "trimmed"  # the grown chat no longer fits: history trimmed, rendered whole
+        else:
+            how = "fallback"  # no session matches this history, or the template is not incremental
+        book.count(how)
+        whole = book.whole(prompt.messages, how)
+        return SessionTurn(prompt.messages, prompt.history_kept, prompt.history_dropped, len(whole.ids), whole, key)
+
+    async def _answer(self, request: MoveRequest, prompt: Prompt, mode: Mode, legal_moves: list[str] | None, seed: int | None) -> tuple[Completion, RetryStats]:
+        if not isinstance(prompt, SessionTurn) or self.sessions is None:
+            return await self._complete(prompt.messages, mode, legal_moves, seed)
+        try:
+            generation = await self.engine.chat_ids(prompt.turn.ids, self._sampling(seed), self.adapter)
+        except (ValueError, RuntimeError) as exc:
+            self.sessions.forget(prompt.key)
+            raise PolicyFailure(f"{self.provider}: {type(exc).__name__}: {str(exc)[:300]}") from exc
+        self.sessions.record(prompt.key, prompt.turn, generation.completion_ids or [], generation.text, len(request.history))
+        return self._text_completion(generation), RetryStats(attempts=1)
+
+    @property
+    def choice_temperature(self) -> float:
+        """Choice mode's temperature: the spec's, else 1 (the model's own probabilities)."""
+        return 1.0 if self.settings.temperature is None else self.settings.temperature
+
+    async def move_distribution(self, request: MoveRequest) -> dict[str, float] | None:
+        """In choice mode: every legal move's chance at this decision (one scoring, no draw)."""
+        from arena.llm.engine import choice_probabilities
+
+        legal = request.legal_moves
+        if self.effective_mode(legal) is not Mode.CHOICE or not legal:
+            return None
+        prompt = self.build_prompt(request, Mode.CHOICE)
+        try:
+            _, generation = await self.engine.choose(prompt.messages, legal, self.adapter)
+        except (ValueError, RuntimeError) as exc:
+            raise PolicyFailure(f"{self.provider}: {type(exc).__name__}: {str(exc)[:300]}") from exc
+        return dict(zip(legal, choice_probabilities(generation.option_logprobs or [], self.choice_temperature)))
+
+    async def _choice(self, messages: list[Message], legal_moves: list[str], seed: int | None) -> tuple[Completion, Any]:
+        """Draw a legal move by its score; the completion carries every move's chance."""
+        from arena.llm.engine import choice_probabilities
+
+        temperature = self.choice_temperature
+        choice, generation = await self.engine.choose(messages, legal_moves, self.adapter, temperature=temperature, seed=seed)
+        probabilities = choice_probabilities(generation.option_logprobs or [], temperature)
+        completion = Completion(
+            content=choice,
+            prompt_tokens=generation.prompt_tokens,
+            completion_tokens=generation.completion_tokens,
+            finish_reason=generation.finish_reason,
+            meta={"choice_temperature": temperature, "move_probs": dict(zip(legal_moves, probabilities))},
+        )
+        return completion, generation
+
+    def _sampling(self, seed: int | None) -> Any:
         from arena.llm.engine import SamplingParams
 
+        s = self.settings
+        return SamplingParams(
+            temperature=0.7 if s.temperature is None else s.temperature,
+            top_p=1.0 if s.top_p is None else s.top_p,
+            max_new_tokens=s.max_new_tokens,
+            seed=seed,
+        )
+
+    @staticmethod
+    def _text_completion(generation: Any) -> Completion:
+        return Completion(
+            content=generation.text,
+            prompt_tokens=generation.prompt_tokens,
+            completion_tokens=generation.completion_tokens,
+            finish_reason=generation.finish_reason,
+        )
+
+    async def _complete(self, messages: list[Message], mode: Mode, legal_moves: list[str] | None, seed: int | None) -> tuple[Completion, RetryStats]:
         stats = RetryStats(attempts=1)
         try:
+            if mode is Mode.CHOICE and legal_moves:
+                completion, _ = await self._choice(messages, legal_moves, seed)
+                return completion, stats
             if mode is not Mode.TEXT and legal_moves:
                 choice, generation = await self.engine.choose(messages, legal_moves, self.adapter)
                 arguments = json.dumps({"move": choice})
@@ -502,23 +641,10 @@ class LocalPolicy(LLMPolicy):
                     finish_reason=generation.finish_reason,
                 )
                 return completion, stats
-            s = self.settings
-            params = SamplingParams(
-                temperature=0.7 if s.temperature is None else s.temperature,
-                top_p=1.0 if s.top_p is None else s.top_p,
-                max_new_tokens=s.max_new_tokens,
-                seed=seed,
-            )
-            generation = await self.engine.chat(messages, params, self.adapter)
+            generation = await self.engine.chat(messages, self._sampling(seed), self.adapter)
         except (ValueError, RuntimeError) as exc:  # PromptTooLong, a model error: this move fails
             raise PolicyFailure(f"{self.provider}: {type(exc).__name__}: {str(exc)[:300]}") from exc
-        completion = Completion(
-            content=generation.text,
-            prompt_tokens=generation.prompt_tokens,
-            completion_tokens=generation.completion_tokens,
-            finish_reason=generation.finish_reason,
-        )
-        return completion, stats
+        return self._text_completion(generation), stats
 
 
 # ------------------------------------------------------------------------------- factories
@@ -533,8 +659,17 @@ def _display_name(policy: Policy, spec: PolicySpec) -> Policy:
     return policy
 
 
+def _reject_choice_mode(spec: PolicySpec, settings: LLMSettings) -> None:
+    if settings.mode is Mode.CHOICE:
+        raise PolicySpecError(
+            f"policy spec {spec.text!r}: mode=choice scores every legal move with the model's own probabilities, "
+            "which only local models give (local, hf:MODEL); use mode=tools or mode=json here"
+        )
+
+
 def make_openai(spec: PolicySpec) -> Policy:
     settings = LLMSettings.from_spec(spec, OPENAI_PARAMS, default_max_new_tokens=256)
+    _reject_choice_mode(spec, settings)
     if not spec.target:
         raise PolicySpecError(f"policy spec {spec.text!r}: name the model, e.g. openai:gpt-4o-mini")
     base_url = spec.params.get("base_url") or os.environ.get("OPENAI_BASE_URL") or None
@@ -548,6 +683,7 @@ def make_openai(spec: PolicySpec) -> Policy:
 
 def make_litellm(spec: PolicySpec) -> Policy:
     settings = LLMSettings.from_spec(spec, LITELLM_PARAMS, default_max_new_tokens=256)
+    _reject_choice_mode(spec, settings)
     if "/" not in spec.target:
         raise PolicySpecError(f"policy spec {spec.text!r}: name PROVIDER/MODEL, e.g. litellm:anthropic/claude-3-5-haiku-latest")
     api_key = _api_key_from_env(spec, None)  # else LiteLLM reads the provider's own variable
@@ -567,4 +703,9 @@ def make_local(spec: PolicySpec) -> Policy:
         base, adapter = base.strip(), adapter_text.strip() or None
         if not base:
             raise PolicySpecError(f"policy spec {spec.text!r}: the base model before '+' is missing")
-    return _display_name(LocalPolicy(base, adapter, settings), spec)
+    from arena.llm.engine_choice import ENGINE_KINDS, default_engine_kind
+
+    engine = (spec.params.get("engine") or default_engine_kind()).strip().lower()
+    if engine not in ENGINE_KINDS:
+        raise PolicySpecError(f"policy spec {spec.text!r}: engine must be one of {', '.join(ENGINE_KINDS)}, not {engine!r}")
+    return _display_name(LocalPolicy(base, adapter, settings, engine=engine), spec)

@@ -14,7 +14,6 @@ game's feedback). Prompts are kept within a token budget by dropping the oldest 
 from __future__ import annotations
 
 import enum
-import inspect
 from dataclasses import dataclass
 from typing import Callable
 
@@ -35,6 +34,7 @@ class Mode(str, enum.Enum):
     TEXT = "text"  # free text; the move is parsed out of it
     TOOLS = "tools"  # a function call whose argument schema enumerates the legal moves
     JSON = "json"  # structured output: {"move": <one of the legal moves>}
+    CHOICE = "choice"  # the bare move as the whole reply, scored among the legal moves (local models)
 
 
 class ObsMode(str, enum.Enum):
@@ -65,6 +65,8 @@ def answer_format(mode: Mode, legal_moves: list[str] | None) -> str:
         return f"Call the function `{TOOL_NAME}` with your move, one of the legal moves."
     if mode is Mode.JSON:
         return f'Reply with a JSON object of the form {{"move": "{example}"}} naming one of the legal moves.'
+    if mode is Mode.CHOICE:
+        return f"Reply with exactly one legal move as it is listed and nothing else, for example: {example}"
     return f"Reply with exactly one legal move in square brackets, for example [{example}]."
 
 
@@ -76,7 +78,7 @@ def system_prompt(request: MoveRequest, mode: Mode) -> str:
         f"You are playing the game {request.game_name} as {role}.",
         "",
         "Rules:",
-        inspect.cleandoc(request.rules),
+        request.rules,  # normalised at the source (arena.rules_text)
         "",
         "Each turn you see the game from your side"
         + (" and the list of legal moves." if enumerable else "."),
@@ -92,6 +94,8 @@ def _general_format(mode: Mode, enumerable: bool) -> str:
         return f"Answer by calling the function `{TOOL_NAME}` with one of the legal moves."
     if mode is Mode.JSON:
         return 'Answer with a JSON object {"move": "<one of the legal moves>"}.'
+    if mode is Mode.CHOICE:
+        return "Answer with exactly one of the legal moves as it is listed, and nothing else."
     return "Answer with exactly one legal move in square brackets, e.g. [move]."
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, TypeVar
 
 from arena.policy import PolicyFailure
+from arena.redaction import redact
 
 T = TypeVar("T")
 RETRY_STATUSES = frozenset({408, 409, 429}) | frozenset(range(500, 600))
@@ -177,5 +178,6 @@ async def call_with_retries(
 
 
 def _one_line(exc: BaseException) -> str:
+    """The provider's message, first line, secrets masked (it may echo the key or the URL)."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text[:300]
+    return redact(text)[:300]

@@ -29,11 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from arena.llm.engine import Generation, LocalEngine, PromptTooLong, SamplingParams, adapter_key
 from arena.llm.model import ModelNotAvailable
+from arena.llm.sse import completion_events
 
 DEFAULT_MAX_TOKENS = 256
 MAX_MESSAGES = 1000
@@ -192,8 +193,6 @@ def create_app(
     async def chat_completions(body: ChatRequest) -> JSONResponse:
         if body.model not in routes:
             raise ApiError(404, f"model {body.model!r} is not served here (served: {', '.join(sorted(routes))})", code="model_not_found", param="model")
-        if body.stream:
-            raise ApiError(400, "streaming is not supported by arena serve-model", param="stream")
         if (body.n or 1) != 1:
             raise ApiError(400, "only n=1 is supported", param="n")
         fault = draw.next() if draw is not None else None
@@ -209,7 +208,7 @@ def create_app(
         if fault == "garbage":  # a well-formed 200 whose content is nonsense; the model is not asked
             prompt_tokens = engine.count_tokens(messages)
             message, finish = {"role": "assistant", "content": _garbage(draw)}, "stop"
-            return _completion(body.model, message, finish, Generation(message["content"], prompt_tokens, 0, finish))
+            return _completion(body, message, finish, Generation(message["content"], prompt_tokens, 0, finish))
         params = SamplingParams(
             temperature=1.0 if body.temperature is None else body.temperature,
             top_p=1.0 if body.top_p is None else body.top_p,
@@ -224,27 +223,35 @@ def create_app(
             raise ApiError(404, str(exc), code="model_not_found", param="model") from None
         except ValueError as exc:
             raise ApiError(400, str(exc)) from None
-        return _completion(body.model, message, finish, generation)
+        return _completion(body, message, finish, generation)
 
     return app
 
 
-def _completion(model: str, message: dict[str, Any], finish: str, generation: Generation) -> JSONResponse:
-    return JSONResponse(
-        {
-            "id": f"chatcmpl-{uuid.uuid4().hex}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": model,
-            "system_fingerprint": None,
-            "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-            "usage": {
-                "prompt_tokens": generation.prompt_tokens,
-                "completion_tokens": generation.completion_tokens,
-                "total_tokens": generation.prompt_tokens + generation.completion_tokens,
-            },
-        }
-    )
+def _completion(body: ChatRequest, message: dict[str, Any], finish: str, generation: Generation) -> Response:
+    """The reply as one JSON object, or as a stream of chunks when the request asked to stream."""
+    completion = _completion_object(body.model, message, finish, generation)
+    if body.stream:
+        options = getattr(body, "stream_options", None)
+        include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
+        return StreamingResponse(completion_events(completion, include_usage), media_type="text/event-stream")
+    return JSONResponse(completion)
+
+
+def _completion_object(model: str, message: dict[str, Any], finish: str, generation: Generation) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": None,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        "usage": {
+            "prompt_tokens": generation.prompt_tokens,
+            "completion_tokens": generation.completion_tokens,
+            "total_tokens": generation.prompt_tokens + generation.completion_tokens,
+        },
+    }
 
 
 def _normalise_messages(messages: list[dict[str, Any]]) -> list[dict[str, str]]:

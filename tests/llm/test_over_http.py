@@ -34,7 +34,7 @@ def _free_port() -> int:
 def _serve(*extra: str):
     """Start `arena serve-model local` and wait for /health; yields the /v1 base URL."""
     port = _free_port()
-    command = [sys.executable, "-m", "arena.cli", "serve-model", "local", "--port", str(port), *extra]
+    command = [sys.executable, "-m", "llm_arena_cli", "serve-model", "local", "--port", str(port), *extra]
     env = {k: v for k, v in os.environ.items() if k not in {"OPENAI_API_KEY", "OPENAI_BASE_URL"}}
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     try:

@@ -18,7 +18,6 @@ from arena.llm.policies import (
     LLMPolicy,
     LLMSettings,
     OpenAIPolicy,
-    derived_seed,
 )
 from arena.llm.prompting import Mode
 from arena.llm.retry import RetryConfig, RetryStats, call_with_retries, parse_retry_after
@@ -76,10 +75,14 @@ async def test_tool_arguments_become_the_move():
     assert reply.action == "8" and reply.raw == 'make_move({"move": "8"})' and reply.meta["parse"] == "structured"
 
 
-def test_seeds_are_per_move_and_reproducible():
+async def test_every_move_gets_a_seed_and_providers_only_the_specs():
     a, b = _request(), _request(attempt=1)
-    assert derived_seed(None, a) is None
-    assert derived_seed(7, a) == derived_seed(7, _request()) != derived_seed(7, b)
+    policy = ScriptedLLM(["[4]"])
+    await policy.act(a)
+    await policy.act(b)
+    assert None not in {policy.calls[0]["seed"], policy.calls[1]["seed"]} and policy.calls[0]["seed"] != policy.calls[1]["seed"]
+    assert "seed" not in _openai(lambda r: _ok({}))[0]._sampling_kwargs(123)
+    assert _openai(lambda r: _ok({}), spec="openai:m,seed=4")[0]._sampling_kwargs(123)["seed"] == 123
 
 
 # ---------------------------------------------------------------- through the match driver
@@ -305,6 +308,7 @@ def test_providers_and_defaults(monkeypatch):
     [
         ("openai:m,base_url=http://h/v1,colour=red", r"unknown parameter\(s\) colour \(allowed: .*temperature"),
         ("openai:m,base_url=http://h/v1,mode=xml", "mode must be one of text, tools, json"),
+        ("local,parse=loose", "parse must be one of strict, lenient, not 'loose'"),
         ("openai:m,base_url=http://h/v1,temperature=9", "temperature must be between 0 and 2"),
         ("openai:m,base_url=http://h/v1,api_base=http://h", r"unknown parameter\(s\) api_base"),
         ("litellm:m,api_base=http://h", "PROVIDER/MODEL"),

@@ -1,0 +1,135 @@
+"""Token-in/token-out chat sessions: a seat's conversation as a token sequence that only grows.
+
+Re-rendering a seat's whole chat from text each move and re-tokenizing it costs a template pass
+and a tokenization per move, and the ids can drift from what the model actually produced (a reply
+decoded and re-encoded is not always the same ids). An engine with a prefix cache (vLLM) also only
+hits its cache when the new prompt starts with exactly the ids it has seen. So a session keeps:
+
+    next prompt = previous prompt ids + the exact generated ids (end-of-turn included)
+                  + the ids of what the chat template puts after that reply (its closing text and
+                    the newly templated user turn, with the generation header)
+
+`ChatTemplate.continuation_ids` finds that tail by rendering the chat with and without the new
+turns and checking that each rendering extends the previous one; where the template does not work
+that way (it rewrites earlier turns, trims reply text, ...) it answers None and the caller renders
+the whole chat, counted in `SessionStats.fallback`. History trimmed to fit the context breaks the
+extension too and is counted in `SessionStats.trimmed`.
+"""
+
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass, field
+from typing import Any
+
+Message = dict[str, str]
+MAX_SESSIONS = 4096  # seats remembered per policy; matches never say they ended, so oldest go first
+
+
+@dataclass
+class SessionStats:
+    """How each prompt was built (benchmarks and tests read these)."""
+
+    first: int = 0  # a seat's first prompt: rendered whole, nothing to extend
+    incremental: int = 0  # previous ids + generated ids + templated new turn
+    fallback: int = 0  # could not extend (template not incremental, history differs): rendered whole
+    trimmed: int = 0  # history trimmed to fit the context: rendered whole from the trimmed chat
+
+
+class ChatTemplate:
+    """A tokenizer's chat template applied whole or incrementally."""
+
+    def __init__(self, tokenizer: Any, end_ids: list[int]):
+        self.tokenizer = tokenizer
+        self.end_ids = list(end_ids)
+        self._end_texts = {i: tokenizer.decode([i]) for i in self.end_ids}
+
+    def render(self, messages: list[Message], *, generation_prompt: bool = True) -> str:
+        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=generation_prompt)
+
+    def encode_text(self, text: str) -> list[int]:
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def encode(self, messages: list[Message]) -> list[int]:
+        """The whole chat rendered and tokenized, generation header included."""
+        return self.encode_text(self.render(messages))
+
+    def continuation_ids(self, messages: list[Message], reply: str, completion_ids: list[int], new_user: Message) -> list[int] | None:
+        """Ids that follow `completion_ids` so the sequence equals the template of
+        messages + [assistant reply, new_user] with the generation header; None when the template
+        cannot be applied incrementally for this chat."""
+        before = self.render(messages)
+        with_reply = self.render([*messages, {"role": "assistant", "content": reply}], generation_prompt=False)
+        after = self.render([*messages, {"role": "assistant", "content": reply}, new_user])
+        if not with_reply.startswith(before) or not after.startswith(with_reply):
+            return None
+        turn = with_reply[len(before):]
+        if not turn.startswith(reply):  # the template rewrote the reply (trimmed it, escaped it)
+            return None
+        closing = turn[len(reply):]
+        if completion_ids and completion_ids[-1] in self._end_texts:
+            # The generated ids already hold the end-of-turn token the template writes next.
+            end_text = self._end_texts[completion_ids[-1]]
+            if not closing.startswith(end_text):
+                return None
+            closing = closing[len(end_text):]
+        return self.encode_text(closing + after[len(with_reply):])
+
+
+@dataclass
+class _Session:
+    messages: list[Message]
+    ids: list[int]  # prompt ids + generated ids of the last turn
+    reply: str  # the last reply's text, as the match will quote it back
+    exchanges: int  # history length the next request must have
+
+
+@dataclass
+class SessionPrompt:
+    """What to send for one move."""
+
+    messages: list[Message]
+    ids: list[int]
+    how: str  # "first" | "incremental" | "fallback" | "trimmed"
+
+
+@dataclass
+class SessionBook:
+    """The sessions of one policy, keyed by (match id, seat)."""
+
+    template: ChatTemplate
+    stats: SessionStats = field(default_factory=SessionStats)
+    _sessions: "collections.OrderedDict[tuple[str, int], _Session]" = field(default_factory=collections.OrderedDict)
+
+    def extend(self, key: tuple[str, int], exchanges: int, last_reply: str | None, new_user: Message) -> SessionPrompt | None:
+        """The next prompt as an extension of the seat's session, or None when there is none to
+        extend (first move, or the match's history is not the one this session saw)."""
+        session = self._sessions.get(key)
+        if session is None:
+            return None
+        if exchanges != session.exchanges or last_reply != session.reply:
+            self.forget(key)
+            return None
+        tail = self.template.continuation_ids(session.messages, session.reply, session.ids[-1:], new_user)
+        if tail is None:
+            self.forget(key)
+            return None
+        messages = [*session.messages, {"role": "assistant", "content": session.reply}, new_user]
+        return SessionPrompt(messages, session.ids + tail, "incremental")
+
+    def whole(self, messages: list[Message], how: str) -> SessionPrompt:
+        """A prompt rendered whole (first move, fallback, trimmed)."""
+        return SessionPrompt(messages, self.template.encode(messages), how)
+
+    def count(self, how: str) -> None:
+        setattr(self.stats, how, getattr(self.stats, how) + 1)
+
+    def record(self, key: tuple[str, int], prompt: SessionPrompt, completion_ids: list[int], reply: str, exchanges: int) -> None:
+        """After a move: remember exactly what was sent and generated."""
+        self._sessions[key] = _Session(prompt.messages, list(prompt.ids) + list(completion_ids), reply, exchanges + 1)
+        self._sessions.move_to_end(key)
+        while len(self._sessions) > MAX_SESSIONS:
+            self._sessions.popitem(last=False)
+
+    def forget(self, key: tuple[str, int]) -> None:
+        self._sessions.pop(key, None)
