@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import threading
 from typing import Callable
 
 from rich.console import Console
@@ -31,7 +32,7 @@ class HumanPolicy(Policy):
             self.console.print(f"Legal moves: {shown}", markup=False)
         while True:
             try:
-                line = await asyncio.to_thread(self.read_line, "your move> ")
+                line = await _read_in_daemon_thread(self.read_line, "your move> ")
             except EOFError:
                 raise PolicyFailure("input closed") from None
             move = line.strip()
@@ -48,6 +49,35 @@ class HumanPolicy(Policy):
             close = difflib.get_close_matches(move, obs.legal_moves, n=3)
             hint = f" Did you mean {', '.join(close)}?" if close else " Type ? for the rules."
             self.console.print(f"[red]{move!r} is not a legal move.[/red]{hint}", markup=True)
+
+
+async def _read_in_daemon_thread(read_line: Callable[[str], str], prompt: str) -> str:
+    """`read_line(prompt)` without blocking the event loop, in a daemon thread. Not in the loop's
+    default executor: on Ctrl-C asyncio.run cancels the match and then waits for that executor,
+    and a thread blocked in input() would keep the match (and the terminal) hanging until Enter."""
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[str] = loop.create_future()
+
+    def settle(value: str | None, error: BaseException | None) -> None:
+        if answer.done():  # the match was cancelled meanwhile
+            return
+        if error is not None:
+            answer.set_exception(error)
+        else:
+            answer.set_result(value or "")
+
+    def read() -> None:
+        try:
+            value, error = read_line(prompt), None
+        except BaseException as exc:  # noqa: BLE001 - EOFError and friends go to the awaiting coroutine
+            value, error = None, exc
+        try:
+            loop.call_soon_threadsafe(settle, value, error)
+        except RuntimeError:  # the loop is gone (the match ended): nobody waits for this line
+            pass
+
+    threading.Thread(target=read, name="human-input", daemon=True).start()
+    return await answer
 
 
 def _human(spec: PolicySpec) -> Policy:

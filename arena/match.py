@@ -12,15 +12,17 @@ import asyncio
 import json
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Sequence
 
 from arena.game import Game, Outcome, StepResult
 from arena.policy import Exchange, MoveRequest, Policy, PolicyFailure, PolicyReply
+from arena.redaction import redact
 
 MAX_REPLY_CHARS = 8000  # replies are untrusted: cap what we store and show
+LENIENT_PARSES = frozenset({"mention"})  # TurnRecord.meta["parse"] values that are not clean replies
 
 
 @dataclass
@@ -46,7 +48,13 @@ class TurnRecord:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TurnRecord":
-        return cls(**d)
+        return cls(**_checked_fields(cls, d, "a turn"))
+
+    @property
+    def clean(self) -> bool:
+        """A valid move stated as asked. A lenient "mention" parse (a legal move found somewhere
+        in prose) is accepted by the game, but leaderboards, exports and rewards count it as invalid."""
+        return self.valid and self.meta.get("parse") not in LENIENT_PARSES
 
 
 @dataclass
@@ -78,7 +86,9 @@ class MatchRecord:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "MatchRecord":
-        d = dict(d)
+        d = _checked_fields(cls, d, "top level")
+        if not isinstance(d.get("turns", []), list):
+            raise RecordFormatError("not a match record: 'turns' is not a list")
         d["turns"] = [TurnRecord.from_dict(t) for t in d.get("turns", [])]
         return cls(**d)
 
@@ -88,6 +98,23 @@ class MatchRecord:
     @classmethod
     def load(cls, path: str | Path) -> "MatchRecord":
         return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+class RecordFormatError(ValueError):
+    """JSON that is not a MatchRecord (another file, or a record from a foreign tool)."""
+
+
+def _checked_fields(cls: type, data: Any, what: str) -> dict[str, Any]:
+    """`data` as keyword arguments of the dataclass `cls`, or one line saying what does not fit."""
+    if not isinstance(data, dict):
+        raise RecordFormatError(f"not a match record ({what}: a JSON object expected, not {type(data).__name__})")
+    known = {f.name for f in fields(cls)}
+    required = {f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING}
+    missing, unknown = sorted(required - set(data)), sorted(set(data) - known)
+    if missing or unknown:
+        parts = ([f"missing {', '.join(missing)}"] if missing else []) + ([f"unknown {', '.join(unknown[:5])}"] if unknown else [])
+        raise RecordFormatError(f"not a match record ({what}: {'; '.join(parts)})")
+    return dict(data)
 
 
 TurnCallback = Callable[[Game, TurnRecord], Awaitable[None] | None]
@@ -131,8 +158,10 @@ async def play_match(
             history=histories[player],  # read-only for policies; copying it per move is O(n^2)
             attempt=attempts[player],
             match_id=record.match_id,
+            match_seed=seed,
             baseline=lambda rng, p=player: game.bot_move(p, rng),
             random_move=lambda rng, p=player: game.random_move(p, rng),
+            baseline_distribution=lambda p=player: game.bot_distribution(p),
         )
         t0 = time.perf_counter()
         try:
@@ -141,9 +170,10 @@ async def play_match(
         except asyncio.TimeoutError:
             return player, request, None, f"timeout after {move_timeout:g}s", time.perf_counter() - t0
         except PolicyFailure as exc:
-            return player, request, None, f"policy failure: {exc}"[:500], time.perf_counter() - t0
+            return player, request, None, redact(f"policy failure: {exc}")[:500], time.perf_counter() - t0
         except Exception as exc:  # a crashing policy must not take the league down with it
-            return player, request, None, f"policy error: {type(exc).__name__}: {exc}"[:500], time.perf_counter() - t0
+            # A provider's message may echo the request's key or URL: masked before it is kept.
+            return player, request, None, redact(f"policy error: {type(exc).__name__}: {exc}")[:500], time.perf_counter() - t0
 
     steps = 0
     while not game.is_over():
@@ -166,7 +196,7 @@ async def play_match(
                 raw, action = "", None
             else:
                 raw, action = reply.raw[:MAX_REPLY_CHARS], reply.action[:MAX_REPLY_CHARS]
-                result = game.step(player, action)
+                result = game.reject(player, reply.rejection) if reply.rejection else game.step(player, action)
             turn = _turn_record(len(record.turns), policies[player], request, reply, raw, action, result, error, latency)
             record.turns.append(turn)
             histories[player].append(

@@ -48,6 +48,12 @@ class TurnPrinter:
         self.console.print(_turn_line(turn))
 
 
+def print_final_view(console: Console, record: MatchRecord, seat: int = 0) -> None:
+    """The position the match ended in, as `seat` sees it (the last move is otherwise never shown)."""
+    if 0 <= seat < len(record.final_views):
+        console.print(Panel(Text(record.final_views[seat]), title=f"final position (seat {seat})", title_align="left", expand=False))
+
+
 def print_result(console: Console, record: MatchRecord) -> None:
     if record.outcome is None:
         console.print(Text(f"{record.game_id}: no result ({record.status})", style="bold red"))
@@ -68,6 +74,6 @@ def print_record(console: Console, record: MatchRecord, show_views: bool = True)
         if show_views and turn.attempt == 0:
             console.print(_view_panel(turn))
         console.print(_turn_line(turn))
-    if record.final_views and show_views:
-        console.print(Panel(Text(record.final_views[0]), title="final position (seat 0)", expand=False))
+    if show_views:
+        print_final_view(console, record)
     print_result(console, record)

@@ -1,6 +1,7 @@
 """Policies that need no model: `random` (uniform legal move) and `bot` (the game's baseline).
 
-Both are seeded from the match id, seat, turn and attempt, so a match replays identically.
+Both draw from `arena.seeding.move_seed` (the match seed, seat, turn and attempt, or the spec's
+`seed=` in place of the seat's), so the same match seed replays the same match.
 """
 
 from __future__ import annotations
@@ -8,11 +9,11 @@ from __future__ import annotations
 import random
 
 from arena.policy import MoveRequest, Policy, PolicyReply, PolicySpec, register_kind, reject_unknown_params
+from arena.seeding import move_seed
 
 
-def _rng(request: MoveRequest, salt: str) -> random.Random:
-    obs = request.observation
-    return random.Random(f"{salt}:{request.match_id}:{obs.player}:{obs.turn}:{request.attempt}")
+def _rng(request: MoveRequest, salt: str, spec_seed: str) -> random.Random:
+    return random.Random(f"{salt}:{move_seed(spec_seed, request)}")
 
 
 class RandomPolicy(Policy):
@@ -25,7 +26,7 @@ class RandomPolicy(Policy):
 
     async def act(self, request: MoveRequest) -> PolicyReply:
         legal = request.legal_moves
-        rng = _rng(request, f"random{self.seed}")
+        rng = _rng(request, "random", self.seed)
         if legal:
             move = rng.choice(legal)
         elif request.random_move is not None:
@@ -33,6 +34,10 @@ class RandomPolicy(Policy):
         else:
             raise ValueError(f"{request.game_id}: no legal moves to choose from")
         return PolicyReply(action=move, raw=move)
+
+    async def move_distribution(self, request: MoveRequest) -> dict[str, float] | None:
+        legal = request.legal_moves
+        return {move: 1.0 / len(legal) for move in legal} if legal else None
 
 
 class BotPolicy(Policy):
@@ -46,8 +51,11 @@ class BotPolicy(Policy):
     async def act(self, request: MoveRequest) -> PolicyReply:
         if request.baseline is None:
             raise ValueError(f"{request.game_id}: this game has no scripted baseline")
-        move = request.baseline(_rng(request, f"bot{self.seed}"))
+        move = request.baseline(_rng(request, "bot", self.seed))
         return PolicyReply(action=move, raw=move)
+
+    async def move_distribution(self, request: MoveRequest) -> dict[str, float] | None:
+        return request.baseline_distribution() if request.baseline_distribution is not None else None
 
 
 def _random(spec: PolicySpec) -> Policy:

@@ -22,10 +22,12 @@ def winner_of(board: str) -> str | None:
 
 @lru_cache(maxsize=None)
 def _minimax(board: str, mark: str) -> int:
-    """Value of `board` for the player `mark` about to move: +1 win, 0 draw, -1 loss."""
+    """Value of `board` for the player `mark` about to move: > 0 win, 0 draw, < 0 loss. A result
+    counts 1 + the cells still empty when it happens, so a sooner win and a later loss score higher
+    (the bot takes an immediate win rather than a slower sure one, and makes a lost game last)."""
     other = "O" if mark == "X" else "X"
     if winner_of(board) == other:
-        return -1
+        return -(1 + board.count("."))
     empty = [i for i, c in enumerate(board) if c == "."]
     if not empty:
         return 0
@@ -99,7 +101,8 @@ class TicTacToe(NativeGame):
         return "\n".join(lines)
 
     def bot_move(self, player: int, rng: random.Random) -> str:
-        """Perfect play by minimax; ties between equally good cells broken at random."""
+        """Perfect play by minimax, preferring the shortest win and the longest loss; ties between
+        equally good cells broken at random."""
         mark, other = MARKS[player], MARKS[1 - player]
         empty = [i for i, c in enumerate(self.board) if c == "."]
         values = {i: -_minimax(self.board[:i] + mark + self.board[i + 1 :], other) for i in empty}

@@ -11,8 +11,11 @@ are in docs/ratings.md.
 - Bradley-Terry: maximum likelihood of P(i beats j) = p_i / (p_i + p_j) over the pairwise
   comparisons (ties = half a win each; a comparison from an n-policy game weighs 1/(n-1)), plus
   a weak prior (one virtual win and one virtual loss against a reference of strength 1) so
-  unbeaten or unconnected policies stay finite. Pooled across games, each game weighs the same.
-  Shown on the Elo scale, 1000 + 400 log10(p). 95% CIs from a seeded bootstrap over matches.
+  unbeaten or unconnected policies stay finite. Pooled across games, each game weighs the same
+  (`pooling="games"`, Kaggle Game Arena's unified leaderboard) or every match counts once
+  (`pooling="matches"`). Shown on the Elo scale, 1000 + 400 log10(p). 95% CIs from a seeded
+  bootstrap over matches (`ci="bootstrap"`) or the sandwich (robust) covariance of the fit
+  (`ci="sandwich"`, LMArena's default), clustered by match.
 - rank (systems with intervals): 1 + the number of policies whose lower bound is above this one's
   upper bound (the "rank by upper bound" rule of LMSYS's leaderboard), so overlapping policies tie.
 """
@@ -31,9 +34,12 @@ from league.results import GameResult, for_game, is_rated, outcome_of, pairwise,
 
 SYSTEMS = ("trueskill", "elo", "bt")
 MODELS = ("plackett_luce", "thurstone_mosteller")
+CI_METHODS = ("bootstrap", "sandwich")  # Bradley-Terry intervals
+POOLINGS = ("games", "matches")  # how Bradley-Terry pools several games
 ELO_BASE = 1000.0
 BT_SCALE = 400.0 / math.log(10.0)  # log-strength -> Elo points
 BT_PRIOR = 1.0  # virtual wins and losses against the reference player
+NORMAL_95 = 1.959963984540054  # two-sided 95% quantile of the standard normal
 _BOOTSTRAP_CELLS = 4_000_000  # bootstrap chunk size (resamples x comparisons), bounds memory
 
 
@@ -101,6 +107,24 @@ def _check_system(by: str) -> None:
         raise ValueError(f"unknown rating system {by!r} (choose {', '.join(SYSTEMS)})")
 
 
+def _check_bt_options(ci: str, pooling: str) -> None:
+    if ci not in CI_METHODS:
+        raise ValueError(f"unknown confidence interval method {ci!r} (choose {', '.join(CI_METHODS)})")
+    if pooling not in POOLINGS:
+        raise ValueError(f"unknown pooling {pooling!r} (choose {', '.join(POOLINGS)})")
+
+
+def _pooling_weights(matches_per_game: dict[str, int], pooling: str) -> dict[str, float]:
+    """Weight of one match of each game. "games": N / (G n_g), so every game weighs the same in
+    total whatever its match count (Kaggle Game Arena's unified leaderboard divides each game's
+    outcome matrix by its match count; the factor N/G keeps the data's total weight at N, so the
+    prior weighs the same as in a one-game fit). "matches": 1, every match counts once."""
+    total, games = sum(matches_per_game.values()), len(matches_per_game)
+    if pooling == "matches":
+        return {g: 1.0 for g in sorted(matches_per_game)}
+    return {g: total / (games * m) for g, m in sorted(matches_per_game.items())}
+
+
 # ---- Bradley-Terry solver --------------------------------------------------------------------------
 def bt_solve(n_games: np.ndarray, wins: np.ndarray, prior: float = BT_PRIOR, tol: float = 1e-10, max_iter: int = 200) -> np.ndarray:
     """Log-strengths theta maximising the prior-regularised Bradley-Terry log-likelihood, for a
@@ -157,8 +181,9 @@ class _Scope:
     """Everything the three systems need, updated one result at a time. `leaderboard` and
     `OnlineRatings` both use this class, which is what makes them agree exactly."""
 
-    def __init__(self, model: str = "plackett_luce", elo_k: float = 32.0, systems: Iterable[str] = SYSTEMS) -> None:
+    def __init__(self, model: str = "plackett_luce", elo_k: float = 32.0, systems: Iterable[str] = SYSTEMS, pooling: str = "games") -> None:
         self.model_name = model
+        self.pooling = pooling
         self.model = _openskill_model(model)
         self.elo_k = float(elo_k)
         self.systems = frozenset(systems)
@@ -223,16 +248,15 @@ class _Scope:
         return sorted(self.counts)
 
     def game_weights(self) -> dict[str, float]:
-        """Each game weighs the same in total: a match of game g counts total / (G * n_g)."""
-        total = sum(self.bt_matches.values())
-        return {g: total / (len(self.bt_matches) * m) for g, m in sorted(self.bt_matches.items())}
+        """Weight of one match of each game when pooled (`_pooling_weights`)."""
+        return _pooling_weights(self.bt_matches, self.pooling)
 
     def bt_theta(self) -> np.ndarray:
         return bt_solve(*self.bt_matrices())[0]
 
     def bt_matrices(self, names: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(1, n, n) comparison weights and scores over `names` (default: every rated policy),
-        games pooled with equal weight."""
+        games pooled as `self.pooling` says."""
         names = self.names() if names is None else list(names)
         index = {name: i for i, name in enumerate(names)}
         n_games = np.zeros((1, len(names), len(names)))
@@ -298,7 +322,7 @@ def _finish(rows: list[RatingRow], by: str) -> list[RatingRow]:
 
 
 # ---- Bradley-Terry bootstrap --------------------------------------------------------------------------
-def _comparison_arrays(results: Sequence[GameResult], names: list[str]) -> dict[str, np.ndarray]:
+def _comparison_arrays(results: Sequence[GameResult], names: list[str], pooling: str = "games") -> dict[str, np.ndarray]:
     """One row per pairwise comparison of the rated results: policy indices i < j (by name), i's
     score, its weight (1/(n-1) x the game's pooling weight), its match and that match's game."""
     index = {name: k for k, name in enumerate(names)}
@@ -307,7 +331,7 @@ def _comparison_arrays(results: Sequence[GameResult], names: list[str]) -> dict[
     for result in rated:
         per_game[result.game_id] += 1
     games = sorted(per_game)
-    pooling = {g: len(rated) / (len(games) * per_game[g]) for g in games}
+    weights = _pooling_weights(per_game, pooling)
     cols: dict[str, list] = {"i": [], "j": [], "score": [], "weight": [], "match": []}
     match_game: list[int] = []
     for m, result in enumerate(rated):
@@ -320,18 +344,18 @@ def _comparison_arrays(results: Sequence[GameResult], names: list[str]) -> dict[
             cols["i"].append(i)
             cols["j"].append(j)
             cols["score"].append(score)
-            cols["weight"].append(pooling[result.game_id] / (distinct - 1))
+            cols["weight"].append(weights[result.game_id] / (distinct - 1))
             cols["match"].append(m)
     arrays = {k: np.asarray(v, dtype=float if k in ("score", "weight") else np.int64) for k, v in cols.items()}
     arrays["match_game"] = np.asarray(match_game, dtype=np.int64)
     return arrays
 
 
-def bt_bootstrap(results: Sequence[GameResult], names: list[str], bootstrap: int, seed: int) -> np.ndarray:
+def bt_bootstrap(results: Sequence[GameResult], names: list[str], bootstrap: int, seed: int, pooling: str = "games") -> np.ndarray:
     """(bootstrap, n) log-strengths, one fit per resample of the matches (drawn with replacement
     within each game, so every game keeps its match count and its pooling weight). All resamples
     are aggregated with one sparse product and solved as one batch."""
-    arrays = _comparison_arrays(results, names)
+    arrays = _comparison_arrays(results, names, pooling)
     n, matches = len(names), len(arrays["match_game"])
     rng = np.random.default_rng(seed)
     # counts[b, m] = how many times resample b drew match m
@@ -358,6 +382,42 @@ def bt_bootstrap(results: Sequence[GameResult], names: list[str], bootstrap: int
     return thetas
 
 
+# ---- Bradley-Terry sandwich (robust) covariance -----------------------------------------------------
+def bt_sandwich(results: Sequence[GameResult], names: list[str], theta: np.ndarray, prior: float = BT_PRIOR, pooling: str = "games") -> np.ndarray:
+    """(n, n) sandwich covariance of the log-strengths theta fitted by `bt_solve` (Huber 1967,
+    White 1980; LMArena's default interval):
+
+        Cov(theta) = H^-1 B H^-1,
+        H = -Hessian of the prior-regularised log-likelihood at theta
+          = sum_c w_c p_c (1 - p_c) x_c x_c^T + prior diag(2 q_i (1 - q_i)),
+        B = sum_m g_m g_m^T,   g_m = sum_{c in match m} w_c (s_c - p_c) x_c,
+
+    over comparisons c = (a, b) with x_c = e_a - e_b, p_c = sig(theta_a - theta_b), q_i =
+    sig(theta_i) and the weights w_c of the fit. The matches are the independent units (the
+    bootstrap resamples them too), so the comparisons of one N-player match form one cluster;
+    for two-player matches B is LMArena's sum over battles. Unlike the model-based inverse
+    Hessian, B measures the spread of the scores the data actually show, so the interval stays
+    honest when the model is wrong (e.g. strengths that differ by game)."""
+    arrays = _comparison_arrays(results, names, pooling)
+    n, matches = len(names), len(arrays["match_game"])
+    i, j, w = arrays["i"], arrays["j"], arrays["weight"]
+    p = 1.0 / (1.0 + np.exp(-(theta[i] - theta[j])))
+    q = 1.0 / (1.0 + np.exp(-theta))
+    hessian = np.diag(2.0 * prior * q * (1.0 - q))
+    curvature = w * p * (1.0 - p)
+    np.add.at(hessian, (i, i), curvature)
+    np.add.at(hessian, (j, j), curvature)
+    np.add.at(hessian, (i, j), -curvature)
+    np.add.at(hessian, (j, i), -curvature)
+    residual = w * (arrays["score"] - p)
+    scores = np.zeros((matches, n))  # g_m, one row per match
+    np.add.at(scores, (arrays["match"], i), residual)
+    np.add.at(scores, (arrays["match"], j), -residual)
+    bread = np.linalg.inv(hessian)
+    covariance = bread @ (scores.T @ scores) @ bread
+    return 0.5 * (covariance + covariance.T)  # exactly symmetric despite rounding
+
+
 # ---- public API ----------------------------------------------------------------------------------
 def leaderboard(
     results: Sequence[GameResult],
@@ -368,20 +428,33 @@ def leaderboard(
     seed: int = 0,
     elo_k: float = 32.0,
     model: str = "plackett_luce",
+    ci: str = "bootstrap",
+    pooling: str = "games",
 ) -> list[RatingRow]:
     """Rows sorted best first, ranked by the upper-bound rule. `game=None` rates across all games
-    (TrueSkill and Elo fold every game into one rating; Bradley-Terry pools the games with equal
-    weight). `bootstrap` resamples give Bradley-Terry its 95% CI (0: no interval)."""
+    (TrueSkill and Elo fold every game into one rating; Bradley-Terry pools the games: each game
+    weighs the same with `pooling="games"`, each match once with `pooling="matches"`).
+    Bradley-Terry's 95% CI: `ci="bootstrap"` from `bootstrap` resamples (0: no interval) or
+    `ci="sandwich"` from the robust covariance (`bt_sandwich`; `bootstrap` is then unused)."""
     _check_system(by)
+    _check_bt_options(ci, pooling)
     chosen = for_game(results, game)
-    scope = _Scope(model, elo_k, systems=(by,))
+    scope = _Scope(model, elo_k, systems=(by,), pooling=pooling)
     for result in chosen:
         scope.fold(result)
     rows = scope.rows(by)
-    if by == "bt" and bootstrap > 0 and len(scope.names()) > 0 and sum(scope.bt_matches.values()) >= 2:
+    if by == "bt" and len(scope.names()) > 0 and sum(scope.bt_matches.values()) >= 2:
         names = scope.names()
-        low, high = np.percentile(bt_bootstrap(chosen, names, bootstrap, seed), [2.5, 97.5], axis=0)
         by_name = {row.policy: row for row in rows}
+        if ci == "sandwich":
+            theta = np.array([by_name[name].extra["log_strength"] for name in names])
+            variance = np.diag(bt_sandwich(chosen, names, theta, pooling=pooling))
+            half = NORMAL_95 * np.sqrt(np.maximum(variance, 0.0))  # all-tied logs: 0 up to rounding
+            low, high = theta - half, theta + half
+        elif bootstrap > 0:
+            low, high = np.percentile(bt_bootstrap(chosen, names, bootstrap, seed, pooling), [2.5, 97.5], axis=0)
+        else:
+            return _finish(rows, by)
         for i, name in enumerate(names):
             row = by_name[name]
             # A percentile interval can miss a point estimate at the edge of the prior; widen it.
@@ -413,9 +486,10 @@ def bt_log_strengths(results: Sequence[GameResult], names: Sequence[str]) -> np.
     return bt_solve(*scope.bt_matrices(names))[0]
 
 
-def bradley_terry(results: Sequence[GameResult], bootstrap: int = 200, seed: int = 0) -> dict[str, tuple[float, float, float]]:
+def bradley_terry(results: Sequence[GameResult], bootstrap: int = 200, seed: int = 0, ci: str = "bootstrap", pooling: str = "games") -> dict[str, tuple[float, float, float]]:
     """policy -> (rating, lo95, hi95) on the Elo scale, pooled across games."""
-    return {row.policy: (row.rating, row.lo, row.hi) for row in leaderboard(results, "bt", bootstrap=bootstrap, seed=seed)}
+    rows = leaderboard(results, "bt", bootstrap=bootstrap, seed=seed, ci=ci, pooling=pooling)
+    return {row.policy: (row.rating, row.lo, row.hi) for row in rows}
 
 
 class OnlineRatings:

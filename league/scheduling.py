@@ -8,6 +8,8 @@ Formulas and measurements: docs/ratings.md.
   sits in each seat equally often. With a budget instead, whole cycles repeat until the budget.
 - swiss: rounds; each round groups policies with similar scores (wins + half draws), avoiding
   rematches where possible; the next round is issued once the current one has finished.
+- fixed: an explicit list of matches (game, seats, seed) played in the order given; what a
+  frozen benchmark suite needs (league/suites), where nothing may depend on earlier results.
 - adaptive: each pairing goes to the group whose game is expected to shrink the uncertainty of the
   ranking most, under the Laplace posterior of the Bradley-Terry fit; the first seat goes to
   whoever is furthest below an even share of first seats in its own games.
@@ -30,7 +32,7 @@ from scipy.stats import norm
 from league.ratings import BT_PRIOR, OnlineRatings, bt_solve
 from league.results import GameResult, pairwise
 
-KINDS = ("round_robin", "swiss", "adaptive")
+KINDS = ("round_robin", "swiss", "adaptive", "fixed")
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,25 @@ def _game_sequence(games: Sequence[GameSlot], count: int) -> list[GameSlot]:
         current[pick] -= total
         out.append(games[pick])
     return out
+
+
+# ---- fixed -------------------------------------------------------------------------------------------
+class FixedSchedule:
+    """The pairings given, in order: a pure function of `issued`, so a resumed run continues
+    exactly where the killed one stopped handing out work."""
+
+    def __init__(self, pairings: Sequence[Pairing]) -> None:
+        keys = [p.key for p in pairings]
+        repeated = sorted({k for k in keys if keys.count(k) > 1})
+        if repeated:
+            raise ValueError(f"fixed schedule: match keys must be unique; repeated: {', '.join(repeated[:3])}")
+        self.pairings = list(pairings)
+
+    def next_pairings(self, finished: Sequence[GameResult], issued: int, limit: int) -> list[Pairing]:
+        return self.pairings[issued : issued + limit]
+
+    def total(self) -> int | None:
+        return len(self.pairings)
 
 
 # ---- round robin ------------------------------------------------------------------------------------
@@ -340,6 +361,7 @@ def make_scheduler(
     budget: int | None = None,
     rounds: int | None = None,
     seed: int = 0,
+    fixed: Sequence[Pairing] = (),
 ) -> Scheduler:
     """Build a scheduler; bad arguments raise ValueError with one line naming the problem."""
     if len(set(policies)) != len(policies):
@@ -356,6 +378,19 @@ def make_scheduler(
     for name, value in (("matches_per_pair", matches_per_pair), ("budget", budget), ("rounds", rounds)):
         if value is not None and value < 1:
             raise ValueError(f"{name} must be at least 1, got {value}")
+    if kind == "fixed":
+        if not fixed:
+            raise ValueError("the fixed scheduler needs `matches` (the list of matches to play)")
+        known = {slot.game_id: slot.num_players for slot in games}
+        for pairing in fixed:
+            if pairing.game_id not in known:
+                raise ValueError(f"match {pairing.key}: game {pairing.game_id} is not among the league's games")
+            if len(pairing.seats) != known[pairing.game_id]:
+                raise ValueError(f"match {pairing.key}: {pairing.game_id} seats {known[pairing.game_id]} players, not {len(pairing.seats)}")
+            unknown = sorted(set(pairing.seats) - set(policies))
+            if unknown:
+                raise ValueError(f"match {pairing.key}: unknown policy {unknown[0]!r}")
+        return FixedSchedule(fixed)
     if kind == "round_robin":
         return RoundRobin(games, policies, matches_per_pair, budget, seed)
     if kind == "swiss":

@@ -1,6 +1,7 @@
 """`arena play`, `arena replay` and their errors, through the real command line."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -8,7 +9,7 @@ import pexpect
 import pytest
 from typer.testing import CliRunner
 
-from arena.cli import app
+from llm_arena_cli.app import app
 
 runner = CliRunner()
 
@@ -18,6 +19,8 @@ def test_play_bot_vs_random_and_replay(tmp_path):
     result = runner.invoke(app, ["play", "tictactoe", "-p", "bot", "-p", "random", "--seed", "1", "--save", str(out)])
     assert result.exit_code == 0, result.output
     assert "result" in result.output and "Winner" in result.output
+    # the position the match ended in is shown, before the result
+    assert result.output.index("final position (seat 0)") < result.output.index("tictactoe result")
     record = json.loads(out.read_text())
     assert record["status"] == "finished" and record["seed"] == 1
     replay = runner.invoke(app, ["replay", str(out)])
@@ -29,12 +32,12 @@ def test_play_bot_vs_random_and_replay(tmp_path):
     [
         (["play", "tictactoo", "-p", "bot", "-p", "random"], "did you mean tictactoe"),
         (["play", "tictactoe", "-p", "bott", "-p", "random"], "did you mean bot"),
-        (["play", "tictactoe", "-p", "bot"], "takes 2-2 players, not 1"),
+        (["play", "tictactoe", "-p", "bot"], "takes 2 players, not 1"),
         (["play", "tictactoe", "-p", "random,foo=1", "-p", "bot"], "unknown parameter(s) foo"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, expected):
-    result = subprocess.run([sys.executable, "-m", "arena.cli", *args], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "llm_arena_cli", *args], capture_output=True, text=True)
     assert result.returncode == 2, result.stderr
     lines = [l for l in result.stderr.splitlines() if l.strip()]
     assert len(lines) == 1 and expected in lines[0], result.stderr
@@ -47,11 +50,21 @@ def test_replay_of_a_missing_or_broken_file(tmp_path):
     broken.write_text("{not json")
     result = runner.invoke(app, ["replay", str(broken)])
     assert result.exit_code == 2
+    # JSON that is not a match record: one line naming what is missing, never a Python TypeError
+    for text, expected in (('{"name": "x", "version": 1}', "not a match record (top level: missing game_id, match_id"),
+                           ("[1, 2]", "a JSON object expected, not list"),
+                           ('{"match_id": "m", "game_id": "g", "num_players": 2, "seed": 0, "policies": [], "specs": [], "turns": [{"x": 1}]}',
+                            "not a match record (a turn: missing")):
+        other = tmp_path / "other.json"
+        other.write_text(text)
+        result = runner.invoke(app, ["replay", str(other)])
+        assert result.exit_code == 2 and expected in result.stderr, result.stderr
+        assert "TypeError" not in result.stderr and result.stderr.strip().count("\n") == 0
 
 
 def test_human_vs_bot_in_a_terminal():
     """A person plays Tic-Tac-Toe against the minimax bot through a real pseudo-terminal."""
-    child = pexpect.spawn(sys.executable, ["-m", "arena.cli", "play", "tictactoe", "-p", "human", "-p", "bot", "--seed", "2"],
+    child = pexpect.spawn(sys.executable, ["-m", "llm_arena_cli", "play", "tictactoe", "-p", "human", "-p", "bot", "--seed", "2"],
                           encoding="utf-8", timeout=30, dimensions=(50, 120))
     child.expect("your move>")
     child.sendline("banana")  # rejected locally, with a hint
@@ -68,6 +81,36 @@ def test_human_vs_bot_in_a_terminal():
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_ctrl_c_at_the_human_prompt_ends_the_match_at_once():
+    child = pexpect.spawn(sys.executable, ["-m", "llm_arena_cli", "play", "tictactoe", "-p", "human", "-p", "bot"],
+                          encoding="utf-8", timeout=30, dimensions=(50, 120))
+    child.expect("your move>")
+    child.sendcontrol("c")
+    child.expect("interrupted; no result", timeout=10)  # not after the next Enter: at once
+    child.expect(pexpect.EOF, timeout=10)
+    child.close()
+    assert child.exitstatus == 130
+
+
+def test_games_all_at_80_columns_breaks_names_only_between_words():
+    from games.registry import list_games
+
+    result = runner.invoke(app, ["games", "--all"], terminal_width=80)
+    assert result.exit_code == 0, result.output
+    names: dict[str, list[str]] = {}
+    current = ""
+    for line in result.output.splitlines():
+        cells = line.split("│")
+        if len(cells) < 4:
+            continue
+        current = cells[1].strip() or current
+        names.setdefault(current, []).extend(cells[2].split())
+    words = {info.id: re.sub(r"(?<=[a-z])(?=[A-Z])", " ", info.name).split() for info in list_games(include_unavailable=True)}
+    assert len(names) >= 80
+    for game_id, shown in names.items():
+        assert shown == words[game_id], (game_id, shown)  # every word whole
 
 
 def test_games_table_keeps_names_readable_in_80_columns():

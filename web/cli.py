@@ -1,4 +1,4 @@
-"""`arena web`: serve the leaderboard of a league store. arena/cli.py calls `register(app)`."""
+"""`arena web`: serve the leaderboard of a league store. llm_arena_cli/app.py calls `register(app)`."""
 
 from __future__ import annotations
 
@@ -26,11 +26,21 @@ def web_command(
     """
     import uvicorn
 
+    from sqlalchemy import make_url
+
+    from league.db import default_db_url
+    from league.store import store_exists
     from web.app import create_app
 
     err = typer.echo
     try:
+        if not store_exists(db):  # read-only: a mistyped URL must not become a new empty store
+            shown = make_url(db or default_db_url()).render_as_string(hide_password=True)
+            err(f"error: no league store at {shown} (check --db; `arena league run CONFIG --db URL` starts one)", err=True)
+            raise typer.Exit(code=2)
         app = create_app(db, cors_origins=cors_origin or None, refresh_s=refresh)
+    except typer.Exit:
+        raise
     except Exception as exc:  # noqa: BLE001 - an unreachable or unreadable store is one line
         detail = str(exc).splitlines()[0][:200] if str(exc) else ""
         err(f"error: cannot open the league store: {type(exc).__name__}: {detail}", err=True)

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from arena.redaction import redact
 from league.ratings import SYSTEMS, leaderboard
 from league.store import Store
 from web import queries as q
@@ -160,22 +161,28 @@ class WebData:
     def pairs(self, league_id: int) -> dict[str, dict[tuple[str, str], q.Pair]]:
         return self.cached(league_id, "pairs", lambda s: q.pair_stats(s, league_id))
 
-    def standings(self, league_id: int, game: str, system: str) -> tuple[list[q.Standing], bool]:
-        """(rows best first, whether they come from stored snapshots)."""
+    def standings(self, league_id: int, game: str, system: str, ci: str = "bootstrap", pooling: str = "games") -> tuple[list[q.Standing], bool]:
+        """(rows best first, whether they come from stored snapshots). Snapshots hold the default
+        Bradley-Terry (bootstrap CI, games pooled equally); other `ci`/`pooling` choices are
+        fitted from the match log and cached until the log changes."""
+        bt_choice = system == "bt" and (ci, pooling) != ("bootstrap", "games")
+
         def compute(s: Any) -> tuple[list[q.Standing], bool]:
-            rows = q.latest_standings(s, league_id, game, system)
+            rows = [] if bt_choice else q.latest_standings(s, league_id, game, system)
             if rows:
                 return rows, True
             results = self.store.results(league_id, game or None)
             boot = 200 if len(results) <= FALLBACK_BOOTSTRAP_LIMIT else 0
-            board = leaderboard(results, by=system, bootstrap=boot)
+            options = {"ci": ci, "pooling": pooling} if system == "bt" else {}
+            board = leaderboard(results, by=system, bootstrap=boot, **options)
             return [q.Standing(r.policy, r.rating, r.lo, r.hi, r.rank, r.games, len(results)) for r in board], False
 
-        return self.cached(league_id, ("standings", game, system), compute)
+        key = ("standings", game, system, ci, pooling) if bt_choice else ("standings", game, system)
+        return self.cached(league_id, key, compute)
 
-    def leaderboard(self, league_id: int, game: str, system: str) -> tuple[list[LeaderboardRow], bool]:
+    def leaderboard(self, league_id: int, game: str, system: str, ci: str = "bootstrap", pooling: str = "games") -> tuple[list[LeaderboardRow], bool]:
         def build(_s: Any) -> tuple[list[LeaderboardRow], bool]:
-            standings, from_snapshots = self.standings(league_id, game, system)
+            standings, from_snapshots = self.standings(league_id, game, system, ci, pooling)
             stats = self.stats(league_id).get(game, {})
             rows = []
             for st in standings:
@@ -188,7 +195,8 @@ class WebData:
                 ))
             return rows, from_snapshots
 
-        return self.cached(league_id, ("leaderboard", game, system), build)
+        key = ("leaderboard", game, system, ci, pooling) if (ci, pooling) != ("bootstrap", "games") else ("leaderboard", game, system)
+        return self.cached(league_id, key, build)
 
     # ---- policies -------------------------------------------------------------------------------
     def policy(self, league_id: int, name: str, system: str) -> dict[str, Any]:
@@ -210,7 +218,7 @@ class WebData:
             key=lambda item: (-item[1].games, item[0]),
         )
         return {
-            "name": name, "spec": row.spec if row else "", "display_name": row.display_name if row else name,
+            "name": name, "spec": redact(row.spec) if row else "", "display_name": redact(row.display_name) if row else name,
             "stats": stats[""][name], "history": history, "per_game": per_game, "opponents": opponents, "recent": recent,
             "overall": next((st for st in self.standings(league_id, "", system)[0] if st.policy == name), None),
         }

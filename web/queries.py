@@ -18,6 +18,8 @@ from typing import Any
 from sqlalchemy import case, func, select, text
 from sqlalchemy.orm import Session
 
+from arena.match import LENIENT_PARSES
+from arena.redaction import redact, redact_data
 from league.db import FINAL_STATUSES, FINISHED, RUNNING, SCHEDULED, LeagueRow, MatchRow, PolicyRow, RatingSnapshotRow, TurnRow
 
 RESULTS = ("win", "draw", "loss")
@@ -35,7 +37,7 @@ class PolicyStats:
     losses: int = 0
     matches: int = 0  # every final match it sat in, self-play included
     moves: int = 0  # turn records (every attempt)
-    invalid: int = 0  # attempts the game rejected
+    invalid: int = 0  # attempts the game rejected, plus moves only found by a lenient parse
     failures: int = 0  # timeouts and provider failures
     penalties: int = 0  # times the game's invalid-move rule was applied
     tokens: int = 0
@@ -225,7 +227,8 @@ def policy_stats(session: Session, league_id: int) -> dict[str, dict[str, Policy
     turns = session.execute(
         select(
             MatchRow.game_id, TurnRow.policy, func.count(TurnRow.id),
-            func.sum(case((TurnRow.valid.is_(False), 1), else_=0)),
+            # invalid: rejected by the game, or only found by the lenient "mention" parse
+            func.sum(case((TurnRow.valid.is_(False), 1), (TurnRow.meta["parse"].as_string().in_(sorted(LENIENT_PARSES)), 1), else_=0)),
             func.count(TurnRow.error), func.count(TurnRow.penalty),
             func.sum(func.coalesce(TurnRow.prompt_tokens, 0) + func.coalesce(TurnRow.completion_tokens, 0)),
             func.count(func.coalesce(TurnRow.prompt_tokens, TurnRow.completion_tokens)),
@@ -346,7 +349,7 @@ def match_summary(row: MatchRow) -> dict[str, Any]:
     winners = [name for name, rank in zip(row.seats, ranks) if ranks and rank == min(ranks)]
     return {
         "id": row.id, "key": row.key, "game_id": row.game_id, "seats": list(row.seats), "status": row.status,
-        "ranks": list(ranks), "scores": list(outcome.get("scores") or []), "reason": row.reason,
+        "ranks": list(ranks), "scores": list(outcome.get("scores") or []), "reason": redact(row.reason or ""),
         "winners": winners if ranks and len(winners) < len(row.seats) else [],
         "draw": bool(ranks) and len(set(ranks)) == 1,
         "seed": int(row.seed), "attempts": row.attempts, "duration_s": row.duration_s,
@@ -359,6 +362,11 @@ def match_with_turns(session: Session, match_id: int) -> tuple[MatchRow, list[Tu
     if row is None:
         return None
     turns = list(session.scalars(select(TurnRow).where(TurnRow.match_id == match_id).order_by(TurnRow.index)))
+    # Served as stored, but a store written before redaction existed may hold a key in an error.
+    session.expunge_all()  # the masked copies below must never be flushed back
+    for turn in turns:
+        turn.error = redact(turn.error) if turn.error else turn.error
+        turn.meta = redact_data(turn.meta) if turn.meta else turn.meta
     return row, turns
 
 

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.redaction import redact
 from league.ratings import leaderboard
 from league.results import GameResult, pairwise
 from league.store import Store
@@ -120,7 +121,7 @@ def run_detail(store: Store, name: str, bootstrap: int = 200) -> RunDetail | Non
     checkpoints: dict[str, Checkpoint] = {}
     for row in rows:
         step = row.meta["step"]
-        checkpoints[row.name] = Checkpoint(step, row.name, row.spec, leagues.get(step, (None, None))[1])
+        checkpoints[row.name] = Checkpoint(step, row.name, redact(row.spec), leagues.get(step, (None, None))[1])
     for step, (_, league_name) in leagues.items():  # evaluated, but its registration is gone
         checkpoints.setdefault(f"{name}/step-{step}", Checkpoint(step, f"{name}/step-{step}", "", league_name))
 

@@ -234,7 +234,7 @@ def test_a_policy_the_workers_cannot_build_stops_the_league_in_one_line(tmp_path
 
 
 def _cli(*args: str, prelude: str = "") -> subprocess.CompletedProcess:
-    code = f"{prelude}import sys; from arena.cli import main; sys.argv = ['arena', *sys.argv[1:]]; main()"
+    code = f"{prelude}import sys; from llm_arena_cli.app import main; sys.argv = ['arena', *sys.argv[1:]]; main()"
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120)
 
 

@@ -40,7 +40,7 @@ def _finished(store):
 
 
 def _command(config, db):
-    return [sys.executable, "-m", "arena.cli", "league", "run", str(config), "--db", db, "-q"]
+    return [sys.executable, "-m", "llm_arena_cli", "league", "run", str(config), "--db", db, "-q"]
 
 
 @pytest.mark.slow

@@ -150,8 +150,8 @@ def test_policies_never_store_secrets(store):
     meta = {"api_key": "sk-secret", "note": "fine", "AUTH_TOKEN": "x", "nested": {"password": "p", "ok": 1}, "pasted": "sk-abc123"}
     store.upsert_policy("gpt", "openai:gpt-4o-mini", meta, "GPT-4o mini")
     [row] = store.policies()
-    assert row.meta == {"note": "fine", "nested": {"ok": 1}} and row.display_name == "GPT-4o mini"
-    assert scrub(["Bearer abc", "plain"]) == ["plain"]
+    assert row.meta == {"note": "fine", "nested": {"ok": 1}, "pasted": "***"} and row.display_name == "GPT-4o mini"
+    assert scrub(["Bearer abcdef123", "plain"]) == ["Bearer ***", "plain"]
     with pytest.raises(StoreError, match="already registered with spec"):
         store.upsert_policy("gpt", "openai:gpt-4o")  # a name keeps the spec its matches were played with
     store.upsert_policy("gpt", "openai:gpt-4o", replace=True)

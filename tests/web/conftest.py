@@ -9,9 +9,7 @@ training run (also named with a payload) whose checkpoints were registered and e
 from __future__ import annotations
 
 import asyncio
-import socket
 import threading
-import time
 
 import pytest
 
@@ -19,6 +17,7 @@ from arena.policy import Policy, PolicyReply, register_kind
 from league.config import GameEntry, LeagueConfig, PolicyEntry
 from league.runner import run_league
 from league.store import Store
+from tests.local_server import serve_in_thread
 from tests.services import chromium
 
 NAME_PAYLOAD = 'x"><img src=x onerror=alert(1)><script>alert(2)</script>'
@@ -118,29 +117,11 @@ def client(app):
         yield c
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def server_url(app):
     """The app behind a real uvicorn on 127.0.0.1, for the browser."""
-    import uvicorn
-
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serve_in_thread(app) as url:
+        yield url
 
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]

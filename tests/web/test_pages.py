@@ -14,7 +14,9 @@ import pytest
 from league.ratings import leaderboard
 from league.store import Store
 from tests.web.conftest import NAME_PAYLOAD
-from web.app import MAX_REPLY_CHARS, _csv_cell, create_app
+from web.app import create_app
+from web.routes.leaderboard import _csv_cell
+from web.routes.matches import MAX_REPLY_CHARS
 
 
 def _match_ids(client, **params):
@@ -23,6 +25,7 @@ def _match_ids(client, **params):
 
 @pytest.mark.parametrize("path", [
     "/", "/?system=elo", "/?system=bt", "/?game=nim", "/?game=tictactoe&system=bt", "/?league=side",
+    "/?system=bt&ci=sandwich&pooling=matches", "/?game=nim&system=bt&ci=sandwich",
     "/policies/bot", "/policies/bot?system=bt", "/h2h", "/h2h?game=nim", "/h2h?league=side",
     "/matches", "/matches?game=nim", "/matches?policy=bot&result=win", "/matches?status=finished&page=2&per_page=5",
     "/matches/1", "/matches/1?turn=3", "/live", "/live?league=side",
@@ -61,6 +64,28 @@ def test_leaderboard_agrees_with_the_ratings_of_the_log(client, league_db, game,
             assert got["lo"] == pytest.approx(want.lo) and got["hi"] == pytest.approx(want.hi)
         assert got["rating"] == pytest.approx(want.rating)
         assert got["last_played"] is not None and got["avg_latency_ms"] is not None
+
+
+@pytest.mark.parametrize("ci", ["bootstrap", "sandwich"])
+@pytest.mark.parametrize("pooling", ["games", "matches"])
+def test_bradley_terry_interval_and_pooling_choices(client, league_db, ci, pooling):
+    store = Store(league_db)
+    expected = leaderboard(store.results(store.league_id("main")), by="bt", ci=ci, pooling=pooling)
+    store.close()
+    body = client.get("/api/leaderboard", params={"league": "main", "system": "bt", "ci": ci, "pooling": pooling}).json()
+    assert (body["ci"], body["pooling"]) == (ci, pooling)
+    assert [r["policy"] for r in body["rows"]] == [r.policy for r in expected]
+    for got, want in zip(body["rows"], expected):
+        assert got["rating"] == pytest.approx(want.rating) and got["rank"] == want.rank
+        if ci == "sandwich":  # no resampling: the interval is exact
+            assert (got["lo"], got["hi"]) == (pytest.approx(want.lo), pytest.approx(want.hi))
+    html = client.get("/", params={"league": "main", "system": "bt", "ci": ci, "pooling": pooling}).text
+    assert f'<option value="{ci}" selected>' in html and f'<option value="{pooling}" selected>' in html
+    if (ci, pooling) != ("bootstrap", "games"):
+        assert f"&amp;ci={ci}&amp;pooling={pooling}" in html  # the downloads keep the choice
+    assert client.get("/api/leaderboard", params={"system": "bt", "ci": "laplace"}).status_code == 422
+    other = client.get("/api/leaderboard", params={"league": "main", "system": "elo", "ci": ci, "pooling": pooling}).json()
+    assert (other["ci"], other["pooling"]) == ("bootstrap", "games")  # the choices are Bradley-Terry's
 
 
 def test_leaderboard_page_shows_ci_and_game_filter(client):

@@ -23,7 +23,7 @@
   function update(data) {
     box.querySelectorAll("[data-status]").forEach(function (n) { n.textContent = String(data.counts[n.getAttribute("data-status")] || 0); });
     fill("live-standings", data.standings, function (tr, s) {
-      cell(tr, String(s.rank)); cell(tr, s.policy); cell(tr, s.rating.toFixed(2));
+      cell(tr, String(s.rank)); cell(tr, s.policy); cell(tr, ((s.lo + s.hi) / 2).toFixed(2));  // TrueSkill mu: the number its interval belongs to
       cell(tr, "[" + s.lo.toFixed(1) + ", " + s.hi.toFixed(1) + "]"); cell(tr, String(s.games));
     });
     fill("live-running", data.running, function (tr, m) { cell(tr, String(m.id)); cell(tr, m.game_id); cell(tr, m.seats.join(" vs ")); cell(tr, when(m.started_at)); });

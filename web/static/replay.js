@@ -27,7 +27,11 @@
       history.replaceState(null, "", url.toString());
     }
   }
-  function stop() { if (timer) { clearInterval(timer); timer = null; } playButton.textContent = "▶ play"; }
+  function playing(on) {  // the two labels are in the page: their icons need no emoji font
+    playButton.querySelector(".when-stopped").hidden = on;
+    playButton.querySelector(".when-playing").hidden = !on;
+  }
+  function stop() { if (timer) { clearInterval(timer); timer = null; } playing(false); }
   function go(step) { return function (e) { e.preventDefault(); stop(); show(step(), true); }; }
   document.getElementById("first").addEventListener("click", go(function () { return 1; }));
   document.getElementById("prev").addEventListener("click", go(function () { return current - 1; }));
@@ -36,7 +40,7 @@
   playButton.addEventListener("click", function () {
     if (timer) { stop(); return; }
     if (current >= count) show(1, true);
-    playButton.textContent = "⏸ pause";
+    playing(true);
     timer = setInterval(function () {
       if (current >= count) { stop(); return; }
       show(current + 1, true);
