@@ -2,12 +2,13 @@
 
 - records: one full MatchRecord per line (every turn: prompt text, raw reply, action, validity...).
 - sft: TRL SFTTrainer's conversational format, `{"messages": [{"role", "content"}, ...]}`: each
-  valid turn of a winning seat (rank 1 in a decisive match) as system (the game's rules) + user
+  clean valid turn (`TurnRecord.clean`: not a lenient "mention" parse) of a winning seat (rank 1 in a decisive match) as system (the game's rules) + user
   (the observation that seat saw) + assistant (the reply it wrote).
 - dpo: TRL DPOTrainer's conversational preference format, `{"prompt": [...], "chosen": [...],
   "rejected": [...]}`: at comparable states (same game, identical observation text) a winner's
-  valid reply is chosen over a loser's reply or any invalid reply. A reply seen on both sides at
+  clean valid reply is chosen over a loser's reply or any invalid or unclean reply. A reply seen on both sides at
   one state is dropped (it cannot be both better and worse).
+- battles: LMArena's battle format, one row per pairwise result (league/battles.py).
 Extra keys (game_id, match_id, ...) ride along; TRL ignores columns it does not use.
 Policies may record the exact chat they sent in `TurnRecord.meta["messages"]`; when present it
 is used as the prompt instead of the rules + observation.
@@ -22,12 +23,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from arena.match import MatchRecord, TurnRecord
+from league.battles import battle_rows
 from league.store import Store
 
 MAX_PAIRS_PER_STATE = 8  # bounds the cross product at very common states (an opening position)
 
 
-def _write(out: Path, rows: Iterable[dict[str, Any]]) -> int:
+def write_jsonl(out: Path, rows: Iterable[dict[str, Any]]) -> int:
     """Write to a temporary file and rename, so a failed export never leaves half a file."""
     tmp = out.with_name(out.name + ".partial")
     count = 0
@@ -40,7 +42,7 @@ def _write(out: Path, rows: Iterable[dict[str, Any]]) -> int:
 
 
 def export_records(store: Store, out: Path, *, league_id: int | None = None, game: str | None = None) -> int:
-    return _write(out, (record.to_dict() for record in store.iter_records(league_id, game)))
+    return write_jsonl(out, (record.to_dict() for record in store.iter_records(league_id, game)))
 
 
 def winners(record: MatchRecord) -> set[int]:
@@ -76,7 +78,7 @@ def sft_rows(records: Iterable[MatchRecord]) -> Iterator[dict[str, Any]]:
     for record in records:
         best = winners(record)
         for turn in record.turns:
-            if turn.player in best and turn.valid and turn.raw.strip():
+            if turn.player in best and turn.clean and turn.raw.strip():
                 yield {
                     "messages": prompt_messages(record, turn) + [{"role": "assistant", "content": turn.raw}],
                     "game_id": record.game_id, "match_id": record.match_id, "policy": turn.policy, "turn": turn.turn,
@@ -84,7 +86,7 @@ def sft_rows(records: Iterable[MatchRecord]) -> Iterator[dict[str, Any]]:
 
 
 def export_sft(store: Store, out: Path, *, league_id: int | None = None, game: str | None = None) -> int:
-    return _write(out, sft_rows(store.iter_records(league_id, game)))
+    return write_jsonl(out, sft_rows(store.iter_records(league_id, game)))
 
 
 def dpo_rows(records: Iterable[MatchRecord]) -> Iterator[dict[str, Any]]:
@@ -97,9 +99,9 @@ def dpo_rows(records: Iterable[MatchRecord]) -> Iterator[dict[str, Any]]:
             if not turn.raw.strip():
                 continue  # a timeout or outage wrote nothing to prefer or reject
             state = (record.game_id, turn.observation)
-            if turn.valid and turn.player in best:
+            if turn.clean and turn.player in best:
                 good[state][turn.raw] = None
-            elif not turn.valid or (best and turn.player not in best):
+            elif not turn.clean or (best and turn.player not in best):
                 bad[state][turn.raw] = None
             else:
                 continue
@@ -119,11 +121,16 @@ def dpo_rows(records: Iterable[MatchRecord]) -> Iterator[dict[str, Any]]:
 
 
 def export_dpo(store: Store, out: Path, *, league_id: int | None = None, game: str | None = None) -> int:
-    return _write(out, dpo_rows(store.iter_records(league_id, game)))
+    return write_jsonl(out, dpo_rows(store.iter_records(league_id, game)))
+
+
+def export_battles(store: Store, out: Path, *, league_id: int | None = None, game: str | None = None) -> int:
+    return write_jsonl(out, battle_rows(store.results(league_id, game)))
 
 
 EXPORTERS: dict[str, Callable[..., int]] = {
     "records": export_records,
     "sft": export_sft,
     "dpo": export_dpo,
+    "battles": export_battles,
 }
