@@ -191,7 +191,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--runs", type=Path, default=ROOT / "runs")
     parser.add_argument("--name", default="")
-    parser.add_argument("--plot", type=Path, default=None, help="PNG of the curves (default docs/selfplay-GAME.png; smoke: in the run folder)")
+    parser.add_argument("--plot", type=Path, default=None, help="PNG of the curves (default docs/img/selfplay-GAME.png; smoke: in the run folder)")
     parser.add_argument("--smoke", action="store_true", help="one tiny step and 4 evaluation games, to check the pipeline")
     args = parser.parse_args()
     if args.smoke:
@@ -206,7 +206,7 @@ def main() -> None:
     eval_started = time.perf_counter()
     result = asyncio.run(evaluate(args.game, final_dir, args.eval_games, args.max_new_tokens, args.in_flight, args.seed + 10_000))
     eval_s = time.perf_counter() - eval_started
-    png = args.plot or (trainer.run_dir / "curves.png" if args.smoke else ROOT / "docs" / f"selfplay-{args.game}.png")
+    png = args.plot or (trainer.run_dir / "curves.png" if args.smoke else ROOT / "docs" / "img" / f"selfplay-{args.game}.png")
     plot(trainer.run_dir / "metrics.jsonl", png, f"self-play GRPO, SmolLM2-135M + LoRA, {args.game} ({trainer.step} steps, {train_s / 60:.1f} min)")
     trainer.close()
 

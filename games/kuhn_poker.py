@@ -162,24 +162,34 @@ class KuhnPoker(NativeGame):
             lines.extend(f"  {r}" for r in self.results[-RESULTS_SHOWN:])
         return "\n".join(lines)
 
-    def bot_move(self, player: int, rng: random.Random) -> str:
-        """Equilibrium play (alpha = 1/3 of Kuhn's one-parameter family), using only the bot's
-        own card and the public actions; mixed actions are drawn from `rng`."""
+    def bot_distribution(self, player: int) -> dict[str, float]:
+        """Equilibrium play (alpha = 1/3 of Kuhn's one-parameter family) as move probabilities,
+        using only the bot's own card and the public actions."""
         if self.finished:
             raise GameError(f"{self.id}: the game is over")
         card = CARDS[self.cards[player]]
         history = tuple(self.actions)
         if history == ():  # first to act
-            bet_prob = {"J": ALPHA, "Q": 0.0, "K": 3 * ALPHA}[card]
-            return "bet" if rng.random() < bet_prob else "check"
-        if history == ("check",):  # second to act, checked to
-            bet_prob = {"J": 1 / 3, "Q": 0.0, "K": 1.0}[card]
-            return "bet" if rng.random() < bet_prob else "check"
-        if history == ("bet",):  # second to act, facing a bet
-            call_prob = {"J": 0.0, "Q": 1 / 3, "K": 1.0}[card]
-        else:  # first actor after check-bet
-            call_prob = {"J": 0.0, "Q": ALPHA + 1 / 3, "K": 1.0}[card]
-        return "call" if rng.random() < call_prob else "fold"
+            bet = {"J": ALPHA, "Q": 0.0, "K": 3 * ALPHA}[card]
+        elif history == ("check",):  # second to act, checked to
+            bet = {"J": 1 / 3, "Q": 0.0, "K": 1.0}[card]
+        else:
+            if history == ("bet",):  # second to act, facing a bet
+                call = {"J": 0.0, "Q": 1 / 3, "K": 1.0}[card]
+            else:  # first actor after check-bet
+                call = {"J": 0.0, "Q": ALPHA + 1 / 3, "K": 1.0}[card]
+            return {"call": call, "fold": 1.0 - call}
+        return {"bet": bet, "check": 1.0 - bet}
+
+    def bot_move(self, player: int, rng: random.Random) -> str:
+        """One draw from `bot_distribution` (bet/call when the uniform falls below their chance)."""
+        (aggressive, chance), (passive, _) = self.bot_distribution(player).items()
+        return aggressive if rng.random() < chance else passive
+
+    @classmethod
+    def hand_deals(cls) -> list[tuple[float, dict[str, Any]]]:
+        """Every deal of one hand with its chance, as the state fields it sets (for exact evaluation)."""
+        return [(1 / len(DEALS), {"cards": list(deal)}) for deal in DEALS]
 
 
 _PAST = {"check": "checked", "bet": "bet", "call": "called", "fold": "folded"}

@@ -19,6 +19,7 @@ ANTE = 1
 BET_SIZES = (2, 4)  # fixed bet/raise size in the first and second betting round
 MAX_RAISES = 2  # bets plus raises allowed per betting round
 MAX_HANDS = 1000
+BLUFF = 0.15  # the bot's bet chance with a weak hand when nobody has bet
 RESULTS_SHOWN = 5
 ALL_MOVES = ("check", "bet", "call", "raise", "fold")
 _PAST = {"check": "checked", "bet": "bet", "call": "called", "raise": "raised", "fold": "folded"}
@@ -231,22 +232,44 @@ class LeducHoldem(NativeGame):
             lines.extend(f"  {r}" for r in self.results[-RESULTS_SHOWN:])
         return "\n".join(lines)
 
-    def bot_move(self, player: int, rng: random.Random) -> str:
-        """Strength-based play: the bot's equity against a random card (exact, by enumeration)
-        decides. Strong hands bet and raise, middling hands call when the pot odds allow, weak
-        hands check or fold and bluff now and then."""
+    def bot_distribution(self, player: int) -> dict[str, float]:
+        """Strength-based play as move probabilities: the bot's equity against a random card (exact,
+        by enumeration) decides. Strong hands bet and raise, middling hands call when the pot odds
+        allow, weak hands check or fold and bluff-bet 15% of the time."""
         if self.finished:
             raise GameError(f"{self.id}: the game is over")
         strength = equity(self.cards[player], self.board if self.betting_round == 1 else None)
         legal = self._legal_moves(player)
         if "check" in legal:
-            if strength >= 0.6 or (strength < 0.35 and rng.random() < 0.15):
-                return "bet"
-            return "check"
+            if strength >= 0.6:
+                return {"bet": 1.0}
+            return {"bet": BLUFF, "check": 1.0 - BLUFF} if strength < 0.35 else {"check": 1.0}
         if "raise" in legal and strength >= 0.75:
-            return "raise"
+            return {"raise": 1.0}
         to_call = self.put_in[1 - player] - self.put_in[player]
         pot = self.put_in[0] + self.put_in[1]
         if strength >= to_call / (pot + to_call) + 0.05:  # pot odds with a small margin
-            return "call"
-        return "fold"
+            return {"call": 1.0}
+        return {"fold": 1.0}
+
+    def bot_move(self, player: int, rng: random.Random) -> str:
+        """One draw from `bot_distribution` (a uniform is drawn only for a mixed decision)."""
+        distribution = self.bot_distribution(player)
+        if len(distribution) == 1:
+            return next(iter(distribution))
+        (first, chance), (second, _) = distribution.items()
+        return first if rng.random() < chance else second
+
+    @classmethod
+    def hand_deals(cls) -> list[tuple[float, dict[str, Any]]]:
+        """Every deal of one hand (two private cards, then the board) with its chance, as the state
+        fields it sets (for exact evaluation). Cards of equal rank are merged, so chances differ."""
+        chances: dict[tuple[int, int, int], float] = {}
+        n = len(DECK)
+        for i in range(n):
+            for j in range(n):
+                for k in range(n):
+                    if len({i, j, k}) == 3:
+                        key = (DECK[i], DECK[j], DECK[k])
+                        chances[key] = chances.get(key, 0.0) + 1 / (n * (n - 1) * (n - 2))
+        return [(p, {"cards": [a, b], "board": c}) for (a, b, c), p in sorted(chances.items())]

@@ -14,6 +14,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from arena.redaction import redact
+
 err = Console(stderr=True, highlight=False)
 console = Console(highlight=False)
 
@@ -33,7 +35,7 @@ def register(app: typer.Typer) -> None:
         try:
             settings = load_config(config)
         except TrainConfigError as exc:
-            err.print(f"error: {exc}", markup=False, soft_wrap=True)
+            err.print(f"error: {redact(exc)}", markup=False, soft_wrap=True)
             raise typer.Exit(code=2)
         try:
             asyncio.run(_train(settings, resume=resume, use_wandb=False if no_wandb else None))
@@ -41,7 +43,7 @@ def register(app: typer.Typer) -> None:
             err.print(f"interrupted; continue with: arena train {config} --resume", markup=False)
             raise typer.Exit(code=130)
         except ValueError as exc:  # TrainError, ModelNotAvailable, bad LoRA targets: one line
-            err.print(f"error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", markup=False, soft_wrap=True)
+            err.print(f"error: {redact(str(exc).splitlines()[0]) if str(exc) else type(exc).__name__}", markup=False, soft_wrap=True)
             raise typer.Exit(code=2)
 
 

@@ -93,6 +93,12 @@ class RolloutSettings(RolloutPlacement):
     groups_per_step: int = Field(4, ge=1, le=100_000)  # distinct (game, seed) groups per step
     group_size: int = Field(4, ge=1, le=1024)  # games per group: same seed, same seats
     in_flight: int = Field(8, ge=1, le=4096)  # games played at once; one ends, the next starts
+    # "text": the learner writes its reply (sampled token by token at `temperature`). "choice":
+    # the learner's move is drawn among the legal moves by the model's probability of each as the
+    # whole reply, at `temperature` (arena.llm.policies, mode=choice); the drawn move's tokens are
+    # trained with per-token log-probs at temperature 1, the scoring's own. Free-text turns of a
+    # choice run are generated at temperature 1 for the same reason.
+    mode: Literal["text", "choice"] = "text"
     temperature: float = Field(1.0, gt=0, le=10)
     top_p: float = Field(1.0, gt=0, le=1)
     max_new_tokens: int = Field(32, ge=1, le=4096)
@@ -102,10 +108,16 @@ class RolloutSettings(RolloutPlacement):
     # "state" = the current observation only. State prompts stay short, which on a CPU is most
     # of a step's cost; evaluate a checkpoint with the same `obs=` it was trained with.
     obs: Literal["history", "state"] = "history"
+    # Where each step's scored rollouts also go: "atropos" posts them as scored groups (exact token
+    # ids, prompt masked, our rewards; trainer/atropos.py) to the Atropos hub at `atropos_url`.
+    sink: Literal["none", "atropos"] = "none"
+    atropos_url: str = "http://127.0.0.1:8000"
 
 
 class RewardTerm(_Strict):
-    """outcome: +1 win / 0 draw / -1 loss (mode wdl) or 1 - 2 (rank-1)/(n-1) (mode rank);
+    """outcome: +1 win / 0 draw / -1 loss (mode wdl), 1 - 2 (rank-1)/(n-1) (mode rank), or the
+             seat's own game score (mode score: chips in the poker games, where how much is won
+             matters, not only who won);
     invalid: minus the share of this seat's attempts the game rejected;
     format:  minus the share of this seat's replies that did not parse as a move;
     length:  minus mean completion tokens over `target_tokens` (0 below it), scaled by 1/target;
@@ -113,7 +125,7 @@ class RewardTerm(_Strict):
 
     kind: Literal["outcome", "invalid", "format", "length", "custom"]
     weight: float = 1.0
-    mode: Literal["wdl", "rank"] = "wdl"
+    mode: Literal["wdl", "rank", "score"] = "wdl"
     target_tokens: int = Field(16, ge=1)
     function: str = ""
 

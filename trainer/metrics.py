@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from arena.redaction import redact, redact_data
+
 
 class MetricsLogger:
     def __init__(self, path: Path, *, use_wandb: bool, project: str, run_name: str, config: dict[str, Any], resume: bool):
@@ -32,13 +34,13 @@ class MetricsLogger:
                     name=run_name,
                     id=_wandb_id(run_name, path.parent),
                     dir=str(path.parent),
-                    config=config,
+                    config=redact_data(config),  # policy specs and URLs in it are shown on wandb.ai
                     mode=mode,
                     resume="allow" if resume else None,
                     reinit="finish_previous",
                 )
             except Exception as exc:  # noqa: BLE001 - logging must never stop a training run
-                self.warning = f"wandb disabled: {type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+                self.warning = f"wandb disabled: {type(exc).__name__}: {redact(str(exc).splitlines()[0])[:200] if str(exc) else ''}"
 
     def log(self, step: int, metrics: dict[str, Any]) -> None:
         row = {"step": step, "time": round(time.time(), 3), **{k: _clean(v) for k, v in metrics.items()}}

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from arena.match import MatchRecord, TurnRecord
+from arena.match import LENIENT_PARSES, MatchRecord, TurnRecord
 from trainer.config import RewardSettings, RewardTerm, resolve_function
 
 RewardFunction = Callable[[MatchRecord, int], float]
@@ -49,9 +49,11 @@ class Episode:
 
 def outcome_reward(record: MatchRecord, seat: int, mode: str = "wdl") -> float:
     """wdl: +1 for the sole best rank, 0 for a draw (all tied, or a shared first place), -1 otherwise. rank: 1 - 2 (rank-1)/(n-1), so first = +1 and last = -1 for n players.
-    An aborted match (no outcome) scores 0."""
+    score: the seat's own score as the game reports it. An aborted match (no outcome) scores 0."""
     if not record.outcome:
         return 0.0
+    if mode == "score":
+        return float(record.outcome["scores"][seat])
     ranks = list(record.outcome["ranks"])
     n = len(ranks)
     if mode == "rank":
@@ -65,16 +67,18 @@ def outcome_reward(record: MatchRecord, seat: int, mode: str = "wdl") -> float:
 
 
 def invalid_penalty(record: MatchRecord, seat: int) -> float:
-    """Minus the share of this seat's attempts that the game rejected (0 when it made none)."""
+    """Minus the share of this seat's attempts that were not clean valid moves (rejected by the
+    game, or only found by the lenient "mention" parse); 0 when it made none."""
     turns = [t for t in record.turns if t.player == seat]
-    return -sum(not t.valid for t in turns) / len(turns) if turns else 0.0
+    return -sum(not t.clean for t in turns) / len(turns) if turns else 0.0
 
 
 def is_format_failure(turn: TurnRecord) -> bool:
-    """The reply did not parse as a move at all (as opposed to a well-formed but illegal move)."""
+    """The reply did not state a move as asked (as opposed to a well-formed but illegal move): a
+    move only found mentioned in prose (lenient parse) is a format failure too."""
     method = turn.meta.get("parse")  # set by arena.llm.policies: bracket, mention, unmatched, ...
     if isinstance(method, str):
-        return method in ("unmatched", "empty")
+        return method in ("unmatched", "unformatted", "empty", *LENIENT_PARSES)
     return turn.error is not None or not (turn.action or "").strip()
 
 

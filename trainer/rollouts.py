@@ -4,7 +4,9 @@ The learner's seats are played by `TrainingPolicy`, a `LocalPolicy` (same prompt
 same engine as `hf:BASE+ADAPTER` in the league) that also records the exact prompt and reply token
 ids of every turn in `PolicyReply.meta`, which the driver copies into `TurnRecord.meta`. So what
 is trained is exactly what was sampled, and evaluation can never disagree with training on rules,
-prompts or parsing.
+prompts or parsing. In choice mode (rollout.mode) the reply is the drawn legal move's tokens plus
+end-of-turn, and the meta also keeps their per-token log-probs under the scoring
+(`completion_logprobs`): the behaviour log-probs the learner must reproduce.
 
 A step's games are planned as groups: `group_size` games of one game id from one seed with the
 same seats. `in_flight` games run at once on one event loop (the engine batches their moves);
@@ -39,11 +41,25 @@ class _TokenCompletion(Completion):
 
 
 def learner_settings(rollout: RolloutSettings) -> LLMSettings:
-    """The learner always answers in free text (its reply tokens are what is trained)."""
+    """The learner answers in free text, or in choice mode (rollout.mode); either way its reply
+    tokens are what is trained."""
     return LLMSettings(
         temperature=rollout.temperature, top_p=rollout.top_p, max_new_tokens=rollout.max_new_tokens,
-        mode=Mode.TEXT, obs=ObsMode(rollout.obs),
+        mode=Mode(rollout.mode), obs=ObsMode(rollout.obs),
     )
+
+
+def learner_temperature(rollout: RolloutSettings) -> float:
+    """The temperature of the learner's per-token log-probs: the sampling one for text replies;
+    1 in choice mode, where the move's score is the plain sum of its tokens' log-probs and the
+    temperature acts on whole moves."""
+    return 1.0 if rollout.mode == "choice" else rollout.temperature
+
+
+def checkpoint_play_params(rollout: RolloutSettings) -> str:
+    """Spec parameters that make a checkpoint play as it was trained (mode, temperature)."""
+    mode = ",mode=choice" if rollout.mode == "choice" else ""
+    return f"{mode},temperature={rollout.temperature:g},max_new_tokens={rollout.max_new_tokens}"
 
 
 class TrainingPolicy(LocalPolicy):
@@ -56,9 +72,16 @@ class TrainingPolicy(LocalPolicy):
 
     async def _complete(self, messages: list[Message], mode: Mode, legal_moves: list[str] | None, seed: int | None) -> tuple[Completion, RetryStats]:
         s = self.settings
-        params = SamplingParams(temperature=float(s.temperature or 1.0), top_p=float(s.top_p or 1.0), max_new_tokens=s.max_new_tokens, seed=seed)
+        choice = s.mode is Mode.CHOICE
+        # A choice run's free-text turns (games without a move list) sample at 1, as the learner scores.
+        temperature = 1.0 if choice else float(s.temperature or 1.0)
+        params = SamplingParams(temperature=temperature, top_p=float(s.top_p or 1.0), max_new_tokens=s.max_new_tokens, seed=seed)
         try:
-            generation = await self.engine.chat(messages, params, self.adapter)
+            if mode is Mode.CHOICE and legal_moves:
+                drawn, generation = await self._choice(messages, legal_moves, seed)
+            else:
+                generation = await self.engine.chat(messages, params, self.adapter)
+                drawn = None
         except (ValueError, RuntimeError) as exc:
             raise PolicyFailure(f"{self.provider}: {type(exc).__name__}: {str(exc)[:300]}") from exc
         completion = _TokenCompletion(
@@ -68,7 +91,10 @@ class TrainingPolicy(LocalPolicy):
             finish_reason=generation.finish_reason,
             prompt_ids=generation.prompt_ids,
             completion_ids=generation.completion_ids,
+            meta=dict(drawn.meta) if drawn is not None else {},
         )
+        if generation.completion_logprobs is not None:
+            completion.meta["completion_logprobs"] = list(generation.completion_logprobs)
         return completion, RetryStats(attempts=1)
 
     def _meta(self, mode: Mode, parsed: Any, prompt: Any, completion: Completion, stats: RetryStats, latency: float) -> dict[str, Any]:

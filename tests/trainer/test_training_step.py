@@ -8,8 +8,12 @@ import asyncio
 import json
 import math
 
+import httpx
 import pytest
 import torch
+
+from tests.trainer.conftest import REGISTRATION
+from trainer.atropos import IGNORE
 
 from trainer.checkpoints import list_checkpoints
 from trainer.config import parse_config
@@ -18,11 +22,11 @@ from trainer.run import TrainError, Trainer
 pytestmark = pytest.mark.slow
 
 
-def _config(tmp_path, **algorithm):
+def _config(tmp_path, rollout=None, **algorithm):
     return parse_config({
         "name": "tiny", "output_dir": str(tmp_path / "runs"), "steps": 2, "seed": 1,
         "games": [{"id": "tictactoe"}],
-        "rollout": {"groups_per_step": 1, "group_size": 2, "in_flight": 2, "max_new_tokens": 4},
+        "rollout": {"groups_per_step": 1, "group_size": 2, "in_flight": 2, "max_new_tokens": 4, **(rollout or {})},
         # SPIRAL's baseline starts at 0, so the very first batch already has non-zero advantages
         "algorithm": {"advantage": "spiral", "epochs": 1, "minibatch_size": 8, "micro_batch_size": 4, "learning_rate": 5e-3, **algorithm},
         "checkpoint": {"every": 1, "db": f"sqlite:///{tmp_path / 'arena.db'}"},
@@ -32,8 +36,26 @@ def _config(tmp_path, **algorithm):
     })
 
 
-def test_one_step_changes_the_adapter_then_resumes(tmp_path):
-    config = _config(tmp_path, kl_coef=0.05)
+def _check_the_hub_got_the_rollouts(hub, metrics):
+    """One group per (game, seed, learner seat) with the engine's own ids: prompt masked, at most
+    max_new_tokens generated, one reward per episode (outcome + 0.5 x invalid share)."""
+    assert metrics["atropos/groups"] >= 1
+    assert httpx.get(hub + "/status").json()["queue_size"] == metrics["atropos/groups"]
+    latest = httpx.get(hub + "/latest_example").json()
+    assert len(latest["tokens"]) == len(latest["masks"]) == len(latest["scores"]) >= 2  # both games of the group
+    for tokens, masks in zip(latest["tokens"], latest["masks"]):
+        prompt = masks.count(IGNORE)
+        assert len(tokens) == len(masks) and 0 < prompt < len(tokens) <= prompt + 4
+        assert masks[:prompt] == [IGNORE] * prompt and masks[prompt:] == tokens[prompt:]
+    assert all(-1.5 <= score <= 1.0 for score in latest["scores"])
+
+
+def test_one_step_changes_the_adapter_then_resumes(tmp_path, hub_if_installed):
+    # the step's rollouts also go to an Atropos hub (rollout.sink), checked after the step
+    hub = hub_if_installed
+    config = _config(tmp_path, rollout={"sink": "atropos", "atropos_url": hub} if hub else None, kl_coef=0.05)
+    if hub:
+        assert "uuid" in httpx.post(hub + "/register", json=REGISTRATION).json()
     trainer = Trainer(config)
     trainer.setup()
     before = {k: v.detach().clone() for k, v in trainer.learner.params.items()}
@@ -46,6 +68,8 @@ def test_one_step_changes_the_adapter_then_resumes(tmp_path):
     # every sample is one learner turn with the exact sampled ids: replies within max_new_tokens
     logged = [json.loads(line) for line in (config.run_dir / "metrics.jsonl").read_text().splitlines()]
     assert logged[-1]["step"] == 1 and logged[-1]["samples"] == m["samples"]
+    if hub:
+        _check_the_hub_got_the_rollouts(hub, m)
 
     # the checkpoint is a loadable peft folder, registered in the league store
     [(step, folder)] = list_checkpoints(config.run_dir)
