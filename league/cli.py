@@ -1,6 +1,6 @@
 """`arena league run|status|rerate`, `arena leaderboard`, `arena policy add|list|remove`, `arena export`.
 
-arena/cli.py calls `register(app)`. Every user mistake (a bad config, an unknown policy, a store
+llm_arena_cli/app.py calls `register(app)`. Every user mistake (a bad config, an unknown policy, a store
 that cannot be opened) prints one line on stderr and exits 2; an interrupted league exits 130
 after saying how to resume.
 """
@@ -20,6 +20,8 @@ from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from arena.redaction import redact
+
 console = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 
@@ -33,15 +35,23 @@ STANDINGS_REFRESH_S = 0.5
 
 
 def _fail(message: str) -> typer.Exit:
-    err.print(f"error: {message}", markup=False, soft_wrap=True)
+    err.print(f"error: {redact(message)}", markup=False, soft_wrap=True)
     return typer.Exit(code=2)
 
 
-def _store(db: Optional[str]) -> Any:
-    from league.store import Store
+def _store(db: Optional[str], *, must_exist: bool = False) -> Any:
+    """The league store at `db`. Commands that only read pass `must_exist`: opening a Store creates
+    the database, so a mistyped URL would otherwise read as an empty league and exit 0."""
+    from league.db import default_db_url
+    from league.store import Store, store_exists
 
     try:
+        if must_exist and not store_exists(db):
+            shown = _hide_password(db or default_db_url())
+            raise _fail(f"no league store at {shown} (check --db; `arena league run CONFIG --db {shown}` starts one)")
         return Store(db)
+    except typer.Exit:
+        raise
     except Exception as exc:  # noqa: BLE001 - a bad URL or an unreachable server is one line
         detail = str(exc).splitlines()[0][:200] if str(exc) else ""
         raise _fail(f"cannot open the league store {_hide_password(db) or ''}: {type(exc).__name__}: {detail}")
@@ -91,6 +101,10 @@ class LiveView:
     def __exit__(self, *exc: object) -> None:
         if self.live is not None:
             self.live.__exit__(*exc)
+            # rich ends the last frame with a newline only on a terminal; piped into a file or a
+            # log, the next line (the run's summary) would be glued to the table's bottom border.
+            if not console.is_terminal:
+                console.line()
 
     def on_start(self, finished: int, total: Optional[int], replaying: int) -> None:
         self.first = finished
@@ -177,6 +191,8 @@ def run_command(
     aborted = f", {summary.aborted} aborted without a result" if summary.aborted else ""
     if summary.abandoned:  # lost by the executor (workers died more often than it retries)
         aborted += f", {summary.abandoned} lost with their workers (replayed by: {resume})"
+    if summary.held_elsewhere:  # two runners of one league: never replay what the other is playing
+        aborted += f", {summary.held_elsewhere} found running under another runner and left to it, not replayed"
     console.print(
         f"{config.name}: {summary.finished} matches stored ({summary.played_now} played now{replayed}{aborted}) "
         f"in {summary.elapsed_s:.1f} s; db {store._safe_url()}",
@@ -228,7 +244,7 @@ def status_command(db: Optional[str] = typer.Option(None, "--db", help=DB_HELP))
     from league.config import ConfigError, parse_config
     from league.runner import build_scheduler
 
-    store = _store(db)
+    store = _store(db, must_exist=True)
     table = Table(title=f"Leagues in {store._safe_url()}", box=box.SIMPLE_HEAD)
     for column in ("league", "planned", "finished", "running", "scheduled", "abandoned", "aborted"):
         table.add_column(column, justify="left" if column == "league" else "right", no_wrap=True)
@@ -258,7 +274,7 @@ def rerate_command(
     """
     from league.snapshots import rerate
 
-    store = _store(db)
+    store = _store(db, must_exist=True)
     names = [league] if league else store.league_names()
     for name in names:
         league_id = _league_id(store, name)
@@ -268,28 +284,45 @@ def rerate_command(
 
 
 # ---- arena leaderboard ----------------------------------------------------------------------------
-def _print_leaderboard(store: Any, league_id: Optional[int], by: str, game: Optional[str], bootstrap: int) -> None:
+def _print_leaderboard(store: Any, league_id: Optional[int], by: str, game: Optional[str], bootstrap: int,
+                       ci: str = "bootstrap", pooling: str = "games") -> None:
+    from league.rating_display import estimate, has_interval, missing_interval_reason, rank_ties
     from league.ratings import leaderboard
+    from league.results import is_rated
 
     results = store.results(league_id, game)
-    rows = leaderboard(results, by=by, game=game, bootstrap=bootstrap)
+    rows = leaderboard(results, by=by, game=game, bootstrap=bootstrap, ci=ci, pooling=pooling)
     table = Table(title=f"Leaderboard: {by}, {game or 'all games'}, {len(results)} matches", title_justify="left")
-    ci_label = "95% CI of mu" if by == "trueskill" else "95% CI"
-    for column, justify in (("rank", "right"), ("policy", "left"), ("rating", "right"), (ci_label, "right"),
-                            ("games", "right"), ("W/D/L", "right"), ("score %", "right")):
+    # Each number sits beside the interval of that same number (league/rating_display.py).
+    value_columns = {
+        "trueskill": [("mu", "right"), ("95% CI of mu", "right"), ("mu - 3 sigma", "right")],
+        "bt": [("rating", "right"), ("95% CI", "right")],
+        "elo": [("rating", "right")],
+    }[by]
+    for column, justify in (("rank", "right"), ("policy", "left"), *value_columns, ("games", "right"), ("W/D/L", "right"), ("score %", "right")):
         table.add_column(column, justify=justify)
     for row in rows:
-        ci = "-" if row.lo == row.hi else f"{row.lo:.1f} .. {row.hi:.1f}"
+        interval = f"{row.lo:.1f} .. {row.hi:.1f}" if has_interval(row.lo, row.hi) else "not computed"
+        values = [f"{estimate(by, row.rating, row.lo, row.hi):.1f}", interval, f"{row.rating:.1f}"][: len(value_columns)]
         score = (row.wins + 0.5 * row.draws) / row.games * 100 if row.games else 0.0
-        table.add_row(str(row.rank), row.policy, f"{row.rating:.1f}", ci, str(row.games), f"{row.wins}/{row.draws}/{row.losses}", f"{score:.0f}")
+        table.add_row(str(row.rank), row.policy, *values, str(row.games), f"{row.wins}/{row.draws}/{row.losses}", f"{score:.0f}")
     console.print(table)
     notes = {
-        "trueskill": "rating = mu - 3 sigma (conservative); CI = mu -/+ 1.96 sigma",
-        "elo": "Elo in log order (K=32); no interval: rank is plain order",
-        "bt": f"Bradley-Terry MLE (ties = half wins; games weighted equally when pooled); CI = {bootstrap} bootstrap resamples",
+        "trueskill": "TrueSkill: mu with its 95% CI (mu -/+ 1.96 sigma); rows ordered by the conservative mu - 3 sigma",
+        "elo": "Elo in log order (K=32)",
+        "bt": "Bradley-Terry MLE (ties = half wins; "
+              + ("games weighted equally when pooled" if pooling == "games" else "every match weighted once when pooled") + ")"
+              # the interval's method only where an interval is shown (a footer must not promise one)
+              + ("" if not any(has_interval(row.lo, row.hi) for row in rows) else "; 95% CI = "
+                 + (f"{bootstrap} bootstrap resamples of the matches" if ci == "bootstrap" else "sandwich (robust) standard errors x 1.96")),
     }
     rank_rule = "; rank = 1 + policies whose CI lies wholly above" if by != "elo" else ""
     console.print(notes[by] + rank_rule, soft_wrap=True)
+    if rows and not any(has_interval(row.lo, row.hi) for row in rows):
+        console.print(missing_interval_reason(by, bootstrap=bootstrap if ci == "bootstrap" else None,
+                                              rated_matches=sum(map(is_rated, results))), soft_wrap=True)
+    for note in rank_ties(rows, by):
+        console.print(note, soft_wrap=True, markup=False)
 
 
 def leaderboard_command(
@@ -298,20 +331,29 @@ def leaderboard_command(
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
     league: Optional[str] = typer.Option(None, "--league", help="Only this league (default: every match in the store)."),
     bootstrap: int = typer.Option(200, "--bootstrap", min=0, max=10_000, help="Bradley-Terry bootstrap resamples for the CI."),
+    ci: str = typer.Option("bootstrap", "--ci", help="Bradley-Terry CI: bootstrap (resampled matches) or sandwich (robust standard errors, as LMArena)."),
+    pooling: str = typer.Option("games", "--pooling", help="Bradley-Terry over several games: games (each game weighs the same, as Kaggle Game Arena's unified board) or matches (each match once)."),
 ) -> None:
     """Ratings with 95% confidence intervals and ranks that respect them.
 
     Example: arena leaderboard --by bt --game tictactoe --db sqlite:///demo.db
+    Example: arena leaderboard --by bt --ci sandwich --pooling matches
     """
-    from league.ratings import SYSTEMS
+    from league.ratings import CI_METHODS, POOLINGS, SYSTEMS
 
     if by not in SYSTEMS:
         raise _fail(f"--by {by!r}: choose one of {', '.join(SYSTEMS)}")
-    store = _store(db)
+    if ci not in CI_METHODS:
+        raise _fail(f"--ci {ci!r}: choose one of {', '.join(CI_METHODS)}")
+    if pooling not in POOLINGS:
+        raise _fail(f"--pooling {pooling!r}: choose one of {', '.join(POOLINGS)}")
+    if by != "bt" and (ci, pooling) != ("bootstrap", "games"):
+        raise _fail(f"--ci and --pooling apply to --by bt only (got --by {by})")
+    store = _store(db, must_exist=True)
     league_id = _league_id(store, league)
     if game and game not in {g for g in _games_played(store, league_id)}:
         raise _fail(f"--game {game!r}: no finished matches of that game (games: {', '.join(_games_played(store, league_id)) or 'none'})")
-    _print_leaderboard(store, league_id, by, game, bootstrap)
+    _print_leaderboard(store, league_id, by, game, bootstrap, ci, pooling)
 
 
 def _games_played(store: Any, league_id: Optional[int]) -> list[str]:
@@ -325,12 +367,13 @@ def policy_list(db: Optional[str] = typer.Option(None, "--db", help=DB_HELP)) ->
 
     Example: arena policy list --db sqlite:///demo.db
     """
-    store = _store(db)
+    store = _store(db, must_exist=True)
     table = Table(title="Policies")
     for column in ("name", "display name", "spec", "metadata"):
         table.add_column(column)
     for row in store.policies():
-        table.add_row(row.name, row.display_name, row.spec, ", ".join(f"{k}={v}" for k, v in sorted(row.meta.items())))
+        notes = ", ".join(f"{k}={v}" for k, v in sorted(row.meta.items()))
+        table.add_row(row.name, redact(row.display_name), redact(row.spec), redact(notes))  # stores from before redaction too
     console.print(table)
 
 
@@ -375,7 +418,7 @@ def policy_remove(
 
     Example: arena policy remove smol-cold
     """
-    if not _store(db).remove_policy(name):
+    if not _store(db, must_exist=True).remove_policy(name):
         raise _fail(f"no policy named {name!r}")
     console.print(f"removed {name}")
 
@@ -383,24 +426,53 @@ def policy_remove(
 # ---- arena export ---------------------------------------------------------------------------------
 def export_command(
     out: Path = typer.Option(..., "--out", help="JSONL file to write."),
-    kind: str = typer.Option("records", "--kind", help="records (full match records), sft (winners' valid turns as chat messages) or dpo (chosen/rejected replies at the same state)."),
+    kind: str = typer.Option("records", "--kind", help="records (full match records), sft (winners' valid turns as chat messages), dpo (chosen/rejected replies at the same state) or battles (LMArena's model_a/model_b/winner rows)."),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
     league: Optional[str] = typer.Option(None, "--league", help="Only this league."),
     game: Optional[str] = typer.Option(None, "--game", help="Only this game id."),
+    push: Optional[str] = typer.Option(None, "--push", help="With --kind atropos: also POST the groups to this Atropos hub (run-api), e.g. http://127.0.0.1:8000."),
 ) -> None:
-    """Export stored matches as JSONL in the formats TRL's SFTTrainer and DPOTrainer read.
+    """Export stored matches as JSONL: TRL's SFTTrainer and DPOTrainer formats, LMArena's battles,
+    or Atropos scored groups (exact token ids; pushed to a `run-api` hub with --push).
 
     Example: arena export --kind sft --out sft.jsonl --db sqlite:///demo.db
+    Example: arena export --kind battles --out battles.jsonl --db sqlite:///demo.db
+    Example: arena export --kind atropos --out groups.jsonl --push http://127.0.0.1:8000
     """
     from league.export import EXPORTERS
 
-    if kind not in EXPORTERS:
-        raise _fail(f"--kind {kind!r}: choose one of {', '.join(EXPORTERS)}")
+    kinds = [*EXPORTERS, "atropos"]
+    if kind not in kinds:
+        raise _fail(f"--kind {kind!r}: choose one of {', '.join(kinds)}")
+    if push and kind != "atropos":
+        raise _fail(f"--push needs --kind atropos (got --kind {kind})")
     if out.parent and not out.parent.exists():
         raise _fail(f"--out {out}: folder {out.parent} does not exist")
-    store = _store(db)
+    store = _store(db, must_exist=True)
+    if kind == "atropos":
+        _export_atropos(store, out, _league_id(store, league), game, push)
+        return
     count = EXPORTERS[kind](store, out, league_id=_league_id(store, league), game=game)
     console.print(f"wrote {count} {kind} rows to {out}")
+
+
+def _export_atropos(store: Any, out: Path, league_id: Optional[int], game: Optional[str], push: Optional[str]) -> None:
+    # trainer's reward functions score the groups; imported here, at the command, not by league's core
+    from league.export import write_jsonl
+    from trainer.atropos import PushError, push_groups, scored_groups, shown_url
+
+    groups = list(scored_groups(store.iter_records(league_id, game)))
+    if not groups:
+        raise _fail("no stored turn carries exact token ids (TurnRecord.meta prompt_ids/completion_ids, recorded by "
+                    "`arena train`'s learner policy); API models and bots have none to export")
+    write_jsonl(out, groups)
+    samples = sum(len(g["tokens"]) for g in groups)
+    if push:
+        try:
+            push_groups(push, groups)
+        except PushError as exc:
+            raise _fail(f"--push: {exc}")
+    console.print(f"wrote {len(groups)} atropos groups ({samples} samples) to {out}" + (f" and pushed them to {shown_url(push)}" if push else ""))
 
 
 def register(app: typer.Typer) -> None:
