@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from arena.policy import MoveRequest, Policy, PolicyFailure, PolicyReply, PolicySpec, PolicySpecError, float_param, register_kind, reject_unknown_params
+from arena.redaction import remember_secret
 
 PROTOCOL = "llm-arena-agent/1"
 MAX_REPLY_BYTES = 64 * 1024
@@ -49,6 +50,8 @@ class HttpAgentPolicy(Policy):
 
     def __init__(self, url: str, timeout: float, token_env: str | None) -> None:
         self.url, self.timeout, self.token_env = url, timeout, token_env
+        if token_env:  # as api_key_env=: whatever the variable's name or the token's shape, it is masked
+            remember_secret(os.environ.get(token_env))
         self.provider = f"http:{urlsplit(url).netloc}"  # the league limits calls per host together
         self._client: httpx.AsyncClient | None = None
 
@@ -58,6 +61,7 @@ class HttpAgentPolicy(Policy):
             token = os.environ.get(self.token_env)
             if not token:
                 raise PolicyFailure(f"${self.token_env} is not set")
+            remember_secret(token)  # set after start-up: an agent echoing it still gets it masked
             headers["authorization"] = f"Bearer {token}"
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=self.timeout, follow_redirects=False)

@@ -132,14 +132,35 @@ def redact_data(value: Any) -> Any:
 
 class _RedactedLogRecord(logging.LogRecord):
     """A log record whose message is redacted when a handler formats it (libraries log URLs and
-    request headers: httpx at INFO, openai and LiteLLM at DEBUG)."""
+    request headers: httpx at INFO, openai and LiteLLM at DEBUG), and whose traceback and stack
+    text are too: `log.exception` prints the exception's message, which may quote a key or a URL.
+
+    `logging.Formatter.format` renders a traceback into `record.exc_text` and then appends it (and
+    `stack_info`), so both are redacted as they are assigned, under their usual names."""
 
     def getMessage(self) -> str:  # noqa: N802 - logging's name
         return redact(super().getMessage())
 
+    @property
+    def exc_text(self) -> str | None:
+        return self.__dict__.get("exc_text")
+
+    @exc_text.setter
+    def exc_text(self, value: str | None) -> None:
+        self.__dict__["exc_text"] = redact(value) if value else value
+
+    @property
+    def stack_info(self) -> str | None:
+        return self.__dict__.get("stack_info")
+
+    @stack_info.setter
+    def stack_info(self, value: str | None) -> None:
+        self.__dict__["stack_info"] = redact(value) if value else value
+
 
 def install_log_redaction() -> None:
-    """Make every log record of this process redact its message (idempotent). The CLI and the web
-    app call it at start-up, so every logger, ours or a library's, goes through `redact`."""
+    """Make every log record of this process redact its message and traceback (idempotent). The
+    CLI, the web app and the serve-env app call it at start-up, so every logger, ours or a
+    library's, goes through `redact`."""
     if logging.getLogRecordFactory() is not _RedactedLogRecord:
         logging.setLogRecordFactory(_RedactedLogRecord)

@@ -25,6 +25,7 @@ from typing import Any, Callable, Sequence
 from arena.game import Game
 from arena.match import MAX_REPLY_CHARS, MatchRecord, TurnRecord, play_match
 from arena.policy import MoveRequest, Policy, PolicyFailure, PolicyReply, make_policy
+from arena.redaction import redact
 
 PolicyResolver = Callable[[str], Policy]
 GameFactory = Callable[..., Game]  # (game_id, num_players=None, **options) -> Game, e.g. games.registry.make_game
@@ -32,7 +33,12 @@ CLIENT_SPEC = "client"  # the spec recorded for seats the caller plays
 
 
 class SessionError(Exception):
-    """The caller did something the session cannot do (bad game, seat, spec; move after the end)."""
+    """The caller did something the session cannot do (bad game, seat, spec; move after the end).
+    Its text goes to clients (serve-env, GEM, verifiers, the play page) and may quote a spec or a
+    provider's error, so it is redacted here, once, whoever raises it."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(message))
 
 
 @dataclass

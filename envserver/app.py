@@ -19,8 +19,10 @@ from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from arena.redaction import install_log_redaction, redact
 from arena.seat_session import SessionError
 from envserver.environment import ArenaEnvironment, PolicyPool, ServeConfig
+from envserver.mcp import MCP_STEP_TYPES, jsonrpc, step_observation
 from envserver.protocol import ErrorCode, GameAction, GameObservation, GameState, error_payload
 
 log = logging.getLogger(__name__)
@@ -33,6 +35,7 @@ class StepRequest(BaseModel):
 
 
 def build_app(config: ServeConfig) -> FastAPI:
+    install_log_redaction()  # served by uvicorn directly too, not only through `arena serve-env`
     app = FastAPI(title="LLM Arena games (OpenEnv)", version=API_VERSION,
                   description="Every playable game of this arena as an OpenEnv environment. Sessions live on WS /ws.")
     active: set[ArenaEnvironment] = set()
@@ -42,7 +45,7 @@ def build_app(config: ServeConfig) -> FastAPI:
 
     @app.exception_handler(SessionError)
     async def session_error(_request: Request, exc: SessionError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=400)
+        return JSONResponse({"detail": redact(exc)}, status_code=400)
 
     @app.get("/health")
     async def health() -> dict[str, str]:
@@ -95,16 +98,12 @@ def build_app(config: ServeConfig) -> FastAPI:
 
     @app.post("/mcp")
     async def mcp(request: Request) -> dict[str, Any]:
-        # OpenEnv's validator expects a JSON-RPC answer here; this server offers no MCP tools.
+        # Stateless, as in OpenEnv: tools/list answers here; tools/call needs a WS session (envserver.mcp).
         try:
             body = await request.json()
         except ValueError:
             body = None
-        request_id = body.get("id") if isinstance(body, dict) else None
-        if not isinstance(body, dict) or body.get("jsonrpc") != "2.0" or not isinstance(body.get("method"), str):
-            return {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32600, "message": "Invalid Request"}}
-        return {"jsonrpc": "2.0", "id": request_id,
-                "error": {"code": -32601, "message": f"method {body['method'][:100]!r} not found: this server has no MCP tools; play over WS /ws"}}
+        return await jsonrpc(None, body)
 
     @app.websocket("/ws")
     async def websocket_session(websocket: WebSocket) -> None:
@@ -213,19 +212,24 @@ async def _answer(env: ArenaEnvironment, raw: str) -> dict[str, Any] | None:
         if kind == "reset":
             return {"type": "observation", "data": await env.reset(_object(data, "reset"))}
         if kind == "step":
-            return {"type": "observation", "data": await env.step(_object(data, "step"))}
+            data = _object(data, "step")
+            if data.get("type") in MCP_STEP_TYPES:  # OpenEnv's ListToolsAction / CallToolAction
+                return {"type": "observation", "data": await step_observation(env, data)}
+            return {"type": "observation", "data": await env.step(data)}
         if kind == "state":
             return {"type": "state", "data": env.state()}
         if kind == "close":
             return None
-        return error_payload(f"Unknown message type: {str(kind)[:50]} (reset, step, state, close)", ErrorCode.UNKNOWN_TYPE)
+        if kind == "mcp":
+            return {"type": "mcp", "data": await jsonrpc(env, data)}
+        return error_payload(f"Unknown message type: {str(kind)[:50]} (reset, step, state, close, mcp)", ErrorCode.UNKNOWN_TYPE)
     except ValidationError as exc:
         return error_payload(f"Invalid {kind} data: {_errors(exc)}", ErrorCode.VALIDATION_ERROR, errors=json.loads(exc.json(include_url=False, include_input=False)))
     except SessionError as exc:
         return error_payload(str(exc), ErrorCode.EXECUTION_ERROR)
     except Exception as exc:  # a bug must cost one answer, not every session on the server
-        log.exception("serve-env: %s message failed", kind)
-        return error_payload(f"internal error: {type(exc).__name__}: {exc}"[:500], ErrorCode.EXECUTION_ERROR)
+        log.exception("serve-env: %s message failed", kind)  # the record's traceback is redacted (arena.redaction)
+        return error_payload(redact(f"internal error: {type(exc).__name__}: {exc}")[:500], ErrorCode.EXECUTION_ERROR)
 
 
 def _object(data: Any, kind: str) -> dict[str, Any]:

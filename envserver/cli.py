@@ -27,6 +27,7 @@ def serve_env_command(
     import uvicorn
 
     from arena.policy import PolicySpec, PolicySpecError, known_kinds
+    from arena.redaction import redact
     from arena.user_errors import fail
     from envserver.app import build_app
     from envserver.environment import DEFAULT_ALLOWED, NEVER_SERVED, ServeConfig
@@ -63,8 +64,8 @@ def serve_env_command(
         if not named and kind not in config.allowed_kinds:
             raise fail(f"--opponent {spec!r}: kind {kind!r} is neither allowed (--allow) nor a league policy name")
     app = build_app(config)
-    typer.echo(f"arena serve-env: ws://{host}:{port}/ws  (default game {game}; opponents {', '.join(config.opponents) or 'none (hot-seat)'}; "
-               f"{'storing in league ' + league if outside else 'not storing episodes'})")
+    typer.echo(redact(f"arena serve-env: ws://{host}:{port}/ws  (default game {game}; opponents {', '.join(config.opponents) or 'none (hot-seat)'}; "
+                      f"{'storing in league ' + league if outside else 'not storing episodes'})"))
     try:
         # ws_max_size above our own limit, so an oversized message gets our clear error, not a dropped socket.
         uvicorn.run(app, host=host, port=port, log_level="warning", ws_max_size=4 * config.max_message_bytes)

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from arena.match import MAX_REPLY_CHARS
+from arena.redaction import redact
 from arena.seat_session import SeatView
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@+-]{0,63}$"
@@ -100,4 +101,6 @@ def observation_payload(view: SeatView, seed: int, match_id: str | None = None) 
 
 
 def error_payload(message: str, code: ErrorCode, **extra: Any) -> dict[str, Any]:
-    return {"type": "error", "data": {"message": message, "code": code.value, **extra}}
+    # Every error a client reads passes here: an exception's text may quote a spec, a URL or a
+    # provider's error, and so a key.
+    return {"type": "error", "data": {"message": redact(message), "code": code.value, **extra}}

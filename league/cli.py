@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import shlex
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import typer
 from rich import box
@@ -63,7 +64,7 @@ def _hide_password(url: Optional[str]) -> Optional[str]:
     from sqlalchemy.engine import make_url
 
     try:
-        return make_url(url).render_as_string(hide_password=True)
+        return redact(make_url(url).render_as_string(hide_password=True))  # a token may sit in the query
     except Exception:  # noqa: BLE001 - not a URL at all: show nothing of it
         return "(unparsable URL)"
 
@@ -167,6 +168,7 @@ def run_command(
     resume = "arena league run " + shlex.quote(str(config_path)) + (f" --db {shlex.quote(url)}" if db else "")
     if executor == "ray":
         resume += " --executor ray" + (f" --ray-address {shlex.quote(ray_address)}" if ray_address else "")
+    resume = redact(resume)  # printed: a --db URL may carry a password (the user retypes it)
     runner_executor = _ray_executor(config, ray_address, ray_cpus_per_match) if executor == "ray" else None
     view = LiveView(config.name, enabled=not quiet)
     try:
@@ -406,7 +408,7 @@ def policy_add(
         _store(db).upsert_policy(name or spec, spec, notes, display_name or "", replace=replace)
     except StoreError as exc:
         raise _fail(str(exc))
-    console.print(f"added {name or spec} ({spec})")
+    console.print(f"added {name or spec} ({redact(spec)})", markup=False)
 
 
 @policy_app.command("remove")
@@ -424,9 +426,28 @@ def policy_remove(
 
 
 # ---- arena export ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ExportKind:
+    """An export kind composed above league: `write(store, out, league_id, game, push)` writes `out`
+    and returns the line to print (a mistake raises typer.Exit after one line on stderr); `pushes`
+    says whether it takes --push."""
+
+    write: Callable[[Any, Path, Optional[int], Optional[str], Optional[str]], str]
+    pushes: bool = False
+
+
+# Kinds that need a layer above league (`atropos` scores groups with trainer's rewards), added by
+# that layer's command module through `register_export_kind`, so league never imports it.
+EXPORT_KINDS_FROM_ABOVE: dict[str, ExportKind] = {}
+
+
+def register_export_kind(kind: str, write: Callable[[Any, Path, Optional[int], Optional[str], Optional[str]], str], *, pushes: bool = False) -> None:
+    EXPORT_KINDS_FROM_ABOVE[kind] = ExportKind(write, pushes)
+
+
 def export_command(
     out: Path = typer.Option(..., "--out", help="JSONL file to write."),
-    kind: str = typer.Option("records", "--kind", help="records (full match records), sft (winners' valid turns as chat messages), dpo (chosen/rejected replies at the same state) or battles (LMArena's model_a/model_b/winner rows)."),
+    kind: str = typer.Option("records", "--kind", help="records (full match records), sft (winners' valid turns as chat messages), dpo (chosen/rejected replies at the same state), battles (LMArena's model_a/model_b/winner rows) or atropos (scored groups of exact token ids for an Atropos hub)."),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
     league: Optional[str] = typer.Option(None, "--league", help="Only this league."),
     game: Optional[str] = typer.Option(None, "--game", help="Only this game id."),
@@ -441,38 +462,21 @@ def export_command(
     """
     from league.export import EXPORTERS
 
-    kinds = [*EXPORTERS, "atropos"]
+    kinds = [*EXPORTERS, *EXPORT_KINDS_FROM_ABOVE]
     if kind not in kinds:
         raise _fail(f"--kind {kind!r}: choose one of {', '.join(kinds)}")
-    if push and kind != "atropos":
-        raise _fail(f"--push needs --kind atropos (got --kind {kind})")
+    from_above = EXPORT_KINDS_FROM_ABOVE.get(kind)
+    if push and not (from_above and from_above.pushes):
+        pushing = [name for name, entry in EXPORT_KINDS_FROM_ABOVE.items() if entry.pushes]
+        raise _fail(f"--push needs --kind {' or '.join(pushing)} (got --kind {kind})" if pushing else "--push: no export kind here pushes")
     if out.parent and not out.parent.exists():
         raise _fail(f"--out {out}: folder {out.parent} does not exist")
     store = _store(db, must_exist=True)
-    if kind == "atropos":
-        _export_atropos(store, out, _league_id(store, league), game, push)
+    if from_above is not None:
+        console.print(from_above.write(store, out, _league_id(store, league), game, push), soft_wrap=True, markup=False)
         return
     count = EXPORTERS[kind](store, out, league_id=_league_id(store, league), game=game)
     console.print(f"wrote {count} {kind} rows to {out}")
-
-
-def _export_atropos(store: Any, out: Path, league_id: Optional[int], game: Optional[str], push: Optional[str]) -> None:
-    # trainer's reward functions score the groups; imported here, at the command, not by league's core
-    from league.export import write_jsonl
-    from trainer.atropos import PushError, push_groups, scored_groups, shown_url
-
-    groups = list(scored_groups(store.iter_records(league_id, game)))
-    if not groups:
-        raise _fail("no stored turn carries exact token ids (TurnRecord.meta prompt_ids/completion_ids, recorded by "
-                    "`arena train`'s learner policy); API models and bots have none to export")
-    write_jsonl(out, groups)
-    samples = sum(len(g["tokens"]) for g in groups)
-    if push:
-        try:
-            push_groups(push, groups)
-        except PushError as exc:
-            raise _fail(f"--push: {exc}")
-    console.print(f"wrote {len(groups)} atropos groups ({samples} samples) to {out}" + (f" and pushed them to {shown_url(push)}" if push else ""))
 
 
 def register(app: typer.Typer) -> None:

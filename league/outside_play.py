@@ -37,13 +37,22 @@ class OutsidePlay:
     `rerate_every_s` seconds, and once more by `flush()` at shutdown, so a busy server does not
     rerate the whole league after every episode."""
 
-    def __init__(self, store: Store, league: str = "serve-env", rerate_every_s: float = 5.0) -> None:
+    def __init__(self, store: Store, league: str = "serve-env", rerate_every_s: float = 5.0, source: str = "serve-env") -> None:
         self.store = store
-        self.league_id = store.open_league(league, {"source": "serve-env"})
+        self.league, self.source = league, source
+        self._league_id: int | None = None
         self.rerate_every_s = rerate_every_s
         self._lock = threading.Lock()
         self._last_rerate = 0.0
         self._dirty = False
+
+    @property
+    def league_id(self) -> int:
+        # Opened on the first stored match, not at start-up: an empty league would become the
+        # store's newest, the one `arena web` shows by default.
+        if self._league_id is None:
+            self._league_id = self.store.open_league(self.league, {"source": self.source})
+        return self._league_id
 
     def named_policy(self, name: str) -> Policy | None:
         """The league policy registered as `name`, built from its stored spec; None if there is none."""
@@ -66,7 +75,7 @@ class OutsidePlay:
         seats = tuple(record.policies)
         for name, spec in zip(record.policies, record.specs):
             if spec == "client":
-                self.store.upsert_policy(name, CLIENT_SPEC_PREFIX + name, {"source": "serve-env"})
+                self.store.upsert_policy(name, CLIENT_SPEC_PREFIX + name, {"source": self.source})
             elif self.store.policy(name) is None:
                 self.store.upsert_policy(name, spec)
         self.store.upsert_game(record.game_id)

@@ -78,3 +78,38 @@ def test_every_log_record_is_redacted(caplog):
 def test_placeholders_in_help_text_are_kept():
     for text in ("parameter 'seed' is not key=value", "--meta 'x': expected KEY=VALUE", "do not put api_key=... in a spec"):
         assert redact(text) == text
+
+
+def test_formatted_tracebacks_and_stacks_are_redacted():
+    """`log.exception` (serve-env does) prints the exception's message in the traceback, and a
+    stack's source lines may hold a URL: a standard Formatter's output holds neither secret."""
+    import io
+
+    install_log_redaction()
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+    log = logging.getLogger("arena.test.tracebacks")
+    log.addHandler(handler)
+    log.propagate = False
+    try:
+        try:
+            raise RuntimeError("provider said: http://user:pw-in-traceback-4411@host/v1 api_key=zq-traceback-key-9911")
+        except RuntimeError:
+            log.exception("request failed")
+        log.warning("with a stack", stack_info=True)  # this very line (and its URL) is in the stack: http://u:pw-in-stack-5522@h
+    finally:
+        log.removeHandler(handler)
+    text = stream.getvalue()
+    assert "Traceback (most recent call last)" in text and "RuntimeError: provider said: http://***@host/v1 api_key=***" in text
+    assert "Stack (most recent call last)" in text and "http://***@h" in text
+    for secret in ("pw-in-traceback-4411", "zq-traceback-key-9911", "pw-in-stack-5522"):
+        assert secret not in text
+
+
+def test_an_http_agents_token_is_masked_whatever_its_variables_name(monkeypatch):
+    """`token_env=VAR` names the variable of a bearer token, as `api_key_env=` does for a key: an
+    agent echoing the token gets it masked even when neither the name nor the value looks secret."""
+    monkeypatch.setenv("AGENT_HEADER_VALUE", "plain-agent-value-3141")
+    make_policy("http:http://127.0.0.1:9/move,token_env=AGENT_HEADER_VALUE")
+    assert redact("agent said: you sent plain-agent-value-3141") == f"agent said: you sent {MASK}"

@@ -1,4 +1,6 @@
-"""`arena train CONFIG.yaml [--no-wandb] [--resume]`: self-play GRPO of a LoRA adapter.
+"""`arena train CONFIG.yaml [--no-wandb] [--resume]`: self-play GRPO of a LoRA adapter; and the
+`atropos` kind of `arena export` (scored groups need trainer's rewards, so the kind is registered
+here, above league, into league's export command).
 
 A config mistake prints one line naming the file and key and exits 2; Ctrl-C stops after saving
 nothing new (the last checkpoint stays; `--resume` continues from it) and exits 130.
@@ -12,9 +14,12 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from arena.redaction import redact
+from arena.user_errors import fail
+from league.cli import register_export_kind
 
 err = Console(stderr=True, highlight=False)
 console = Console(highlight=False)
@@ -23,7 +28,29 @@ EXAMPLE = "arena train examples/train-tictactoe-cpu.yaml --no-wandb"
 SHOWN = ("reward/mean", "games/win", "invalid_rate", "reply_tokens", "train/loss", "train/kl", "train/clip_fraction")
 
 
+def export_atropos(store: Any, out: Path, league_id: int | None, game: str | None, push: str | None) -> str:
+    """`arena export --kind atropos [--push URL]`: the stored turns with exact token ids as Atropos
+    scored groups, written to `out` and optionally posted to a hub; returns the line to print."""
+    from league.export import write_jsonl
+    from trainer.atropos import PushError, push_groups, scored_groups, shown_url
+
+    groups = list(scored_groups(store.iter_records(league_id, game)))
+    if not groups:
+        raise fail("no stored turn carries exact token ids (TurnRecord.meta prompt_ids/completion_ids, recorded by "
+                   "`arena train`'s learner policy); API models and bots have none to export")
+    write_jsonl(out, groups)
+    samples = sum(len(g["tokens"]) for g in groups)
+    if push:
+        try:
+            push_groups(push, groups)
+        except PushError as exc:
+            raise fail(f"--push: {exc}")
+    return f"wrote {len(groups)} atropos groups ({samples} samples) to {out}" + (f" and pushed them to {redact(shown_url(push))}" if push else "")
+
+
 def register(app: typer.Typer) -> None:
+    register_export_kind("atropos", export_atropos, pushes=True)
+
     @app.command("train", help=f"Self-play GRPO training of a LoRA adapter.\n\nExample: {EXAMPLE}")
     def train_command(
         config: Path = typer.Argument(..., help="Training YAML (see examples/train-tictactoe-cpu.yaml)."),
@@ -58,10 +85,11 @@ async def _train(settings: Any, *, resume: bool, use_wandb: bool | None) -> None
     games_task = progress.add_task("games", total=1, info="", visible=False)
 
     def on_event(kind: str, payload: Any) -> None:
+        # Event texts quote paths and exceptions: redacted, and escaped so brackets are not markup.
         if kind == "status":
-            progress.console.print(f"[dim]{payload}[/dim]")
+            progress.console.print(f"[dim]{escape(redact(payload))}[/dim]")
         elif kind == "warning":
-            progress.console.print(f"[yellow]warning:[/yellow] {payload}", soft_wrap=True)
+            progress.console.print(f"[yellow]warning:[/yellow] {escape(redact(payload))}", soft_wrap=True)
         elif kind == "rollout_start":
             progress.update(games_task, total=payload, completed=0, visible=True, info="playing")
         elif kind == "game_done":
@@ -69,7 +97,7 @@ async def _train(settings: Any, *, resume: bool, use_wandb: bool | None) -> None
         elif kind == "update_start":
             progress.update(games_task, info=f"optimising on {payload} turns")
         elif kind == "checkpoint":
-            progress.console.print(f"saved {payload}")
+            progress.console.print(f"saved {escape(str(payload))}")
         elif kind == "step_done":
             m = payload.metrics
             info = "  ".join(f"{k.split('/')[-1]}={m[k]:.3g}" for k in SHOWN if isinstance(m.get(k), (int, float)))

@@ -4,7 +4,8 @@ Read-only by default. The one writing endpoint (rebuilding a league's rating sna
 league.snapshots.rerate) needs `Authorization: Bearer <token>` matching the environment variable
 named by `write_token_env`; with that variable unset, writes are refused. CORS stays off unless
 `cors_origins` is given. Every page carries a strict Content-Security-Policy (scripts only from
-/static), as a second wall behind the escaping.
+/static), as a second wall behind the escaping. With `play` (`arena web --play`) the Play page is
+added, and visitors' finished games are written through league.outside_play.
 
 This module only wires: response models are in web.schemas, routes by area in web.routes,
 error answers in web.errors, headers and CORS in web.middleware.
@@ -17,24 +18,31 @@ import os
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
+from arena.redaction import install_log_redaction
 from league.store import Store
 from web.context import WebContext
 from web.data import WebData
 from web.errors import add_error_handlers
 from web.middleware import add_middleware
+from web.play import PlayConfig, PlayRoom
 from web.routes import evals, head_to_head, health, leaderboard, live, matches, policies, rerate, runs
+from web.routes import play as play_routes
 from web.templating import HERE, make_templates
 
 # Included in this order, which is also the order of the OpenAPI schema.
 ROUTES = (health, leaderboard, policies, head_to_head, matches, live, runs, evals, rerate)
 
 
-def create_app(db_url: str | None = None, write_token_env: str = "ARENA_WEB_TOKEN", cors_origins: list[str] | None = None, refresh_s: float = 2.0) -> FastAPI:
-    """The app over the league store at `db_url` (default: $ARENA_DB, else sqlite:///arena.db)."""
+def create_app(db_url: str | None = None, write_token_env: str = "ARENA_WEB_TOKEN", cors_origins: list[str] | None = None, refresh_s: float = 2.0,
+               play: PlayConfig | None = None) -> FastAPI:
+    """The app over the league store at `db_url` (default: $ARENA_DB, else sqlite:///arena.db).
+    With `play`, also the Play page (web.routes.play), whose finished games join its league."""
+    install_log_redaction()  # served by uvicorn directly too, not only through `arena web`
     store = Store(db_url)
     web = WebContext(
         store=store, data=WebData(store, refresh_s), templates=make_templates(),
         write_token_env=write_token_env, write_token=os.environ.get(write_token_env) or None,
+        play=PlayRoom(play, store) if play is not None else None,
     )
     app = FastAPI(
         title="LLM arena leaderboard", version="1.0",
@@ -47,6 +55,8 @@ def create_app(db_url: str | None = None, write_token_env: str = "ARENA_WEB_TOKE
     add_error_handlers(app, web)
     for area in ROUTES:
         app.include_router(area.router(web))
+    if web.play is not None:  # off by default: it spends the server's compute and writes to the store
+        app.include_router(play_routes.router(web))
 
     @app.on_event("shutdown")
     def close_store() -> None:

@@ -16,6 +16,10 @@ def web_command(
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="TCP port."),
     cors_origin: Optional[list[str]] = typer.Option(None, "--cors-origin", help="Allow browser requests from this origin (repeatable); CORS is off by default."),
     refresh: float = typer.Option(2.0, "--refresh", min=0.0, help="Seconds a cached aggregate is served before the store is checked for new matches."),
+    play: bool = typer.Option(False, "--play", help="Add the Play page: visitors play games in the browser against bot, random and league policies (it spends this server's compute; finished games are stored and rated)."),
+    play_allow: Optional[list[str]] = typer.Option(None, "--play-allow", help="With --play: a further policy kind visitors may play against (repeatable: local, hf, openai, litellm, http); LLM kinds spend compute or money."),
+    play_league: str = typer.Option("web-play", "--play-league", help="With --play: the league finished games join."),
+    play_sessions: int = typer.Option(32, "--play-sessions", min=1, help="With --play: games in play at once; more are refused until one ends or idles out (10 min)."),
 ) -> None:
     """Serve the web leaderboard (standings, head-to-head, matches and replays, live view, JSON API).
 
@@ -23,29 +27,46 @@ def web_command(
 
     Read-only. The one writing endpoint (POST /api/leagues/NAME/rerate) needs
     `Authorization: Bearer $ARENA_WEB_TOKEN`; without that variable, writes are refused.
+    With --play, visitors play games at /play; finished games are stored in --play-league.
     """
     import uvicorn
 
     from sqlalchemy import make_url
 
+    from arena.redaction import redact
     from league.db import default_db_url
     from league.store import store_exists
     from web.app import create_app
 
     err = typer.echo
+    play_config = None
+    if play or play_allow:
+        from web.play import PlayConfig
+
+        try:
+            if not play:
+                raise ValueError("--play-allow needs --play (the Play page is off without it)")
+            play_config = PlayConfig.build(play_allow, league=play_league, max_sessions=play_sessions)
+        except ValueError as exc:
+            err(f"error: {exc}", err=True)
+            raise typer.Exit(code=2)
     try:
         if not store_exists(db):  # read-only: a mistyped URL must not become a new empty store
-            shown = make_url(db or default_db_url()).render_as_string(hide_password=True)
+            shown = redact(make_url(db or default_db_url()).render_as_string(hide_password=True))  # and tokens in the query
             err(f"error: no league store at {shown} (check --db; `arena league run CONFIG --db URL` starts one)", err=True)
             raise typer.Exit(code=2)
-        app = create_app(db, cors_origins=cors_origin or None, refresh_s=refresh)
+        app = create_app(db, cors_origins=cors_origin or None, refresh_s=refresh, play=play_config)
     except typer.Exit:
         raise
     except Exception as exc:  # noqa: BLE001 - an unreachable or unreadable store is one line
         detail = str(exc).splitlines()[0][:200] if str(exc) else ""
-        err(f"error: cannot open the league store: {type(exc).__name__}: {detail}", err=True)
+        # A driver's or SQLAlchemy's message may quote the URL it could not use, password and all.
+        err(redact(f"error: cannot open the league store: {type(exc).__name__}: {detail}"), err=True)
         raise typer.Exit(code=2)
     typer.echo(f"arena web: http://{host}:{port}/  (store: {app.state.data.store._safe_url()}; writes {'enabled' if os.environ.get('ARENA_WEB_TOKEN') else 'disabled'})")
+    if play_config is not None:
+        typer.echo(f"play: http://{host}:{port}/play  (opponents: {', '.join(sorted(play_config.allowed_kinds))} and league policies of those kinds; "
+                   f"finished games join league {play_config.league})")
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import HTTPException, Request
 from fastapi.responses import JSONResponse, Response
@@ -18,6 +18,9 @@ from fastapi.templating import Jinja2Templates
 
 from league.store import Store
 from web.data import SYSTEM_LABELS, WebData
+
+if TYPE_CHECKING:
+    from web.play import PlayRoom
 
 
 def is_api(request: Request) -> bool:
@@ -31,13 +34,14 @@ class WebContext:
     templates: Jinja2Templates
     write_token_env: str
     write_token: str | None  # held in memory only, never logged
+    play: PlayRoom | None = None  # with `arena web --play`; None: the Play page is off
 
     def base_context(self, request: Request, league: str | None, **extra: Any) -> dict[str, Any]:
         try:
             names = self.data.league_names()
         except Exception:  # noqa: BLE001 - an error page must render even when the store cannot
             names = []
-        return {"league": league, "leagues": names, "systems": SYSTEM_LABELS, **extra}
+        return {"league": league, "leagues": names, "systems": SYSTEM_LABELS, "play_enabled": self.play is not None, **extra}
 
     def error_page(self, request: Request, status: int, message: str) -> Response:
         if is_api(request):

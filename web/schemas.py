@@ -184,6 +184,37 @@ class RunOut(BaseModel):
     opponents: list[OpponentOut]
 
 
+class PlayOut(BaseModel):
+    """A browser game (`arena web --play`) as the visitor's seat sees it (web.play.view_out)."""
+
+    id: str = Field(description="the game's session id: the capability to move in it")
+    game_id: str
+    seed: int
+    seat: int = Field(description="the visitor's seat, 0-based")
+    name: str = Field(description="the visitor's name, the policy the stored match is rated under")
+    opponent: str | None = Field(description="the opponent as asked for; null in a one-player game")
+    players: list[str] = Field(description="the policy name at each seat")
+    solo: bool = Field(description="a one-player game: not stored, nothing to rate")
+    player: int | None = Field(description="whose move the page sends next; null once done")
+    role: str
+    text: str = Field(description="the seat's private view as the game renders it (newest end kept)")
+    text_cut: int = Field(description="characters cut from the start of `text`")
+    legal_moves: list[str] | None = Field(description="null where moves are free text")
+    feedback: str | None = Field(description="why the visitor's last move was rejected")
+    turn: int
+    attempt: int
+    done: bool
+    status: str
+    outcome: dict[str, Any] | None
+    reward: float | None
+    result: Result | None = Field(description="from the visitor's seat, once done (null in a one-player game)")
+    rank: int | None
+    rules: str
+    league: str = Field(description="the league finished games join")
+    match_id: int | None = Field(description="the stored league match, once done")
+    store_error: str | None
+
+
 def point_out(st: q.Standing) -> HistoryPoint:
     return HistoryPoint(after_matches=st.after_matches, rating=st.rating, lo=st.lo, hi=st.hi, rank=st.rank, games=st.games)
 

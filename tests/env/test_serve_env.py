@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 from pathlib import Path
 from typing import Iterator
@@ -178,3 +179,27 @@ def test_sessions_share_one_policy_object_per_opponent_spec() -> None:
         for _ in range(2):
             reply, = ws_exchange(shared, {"type": "reset", "data": {"seed": 1, "opponents": ["random,seed=z"]}})
             assert reply["type"] == "observation"
+
+
+def test_errors_sent_to_clients_and_logged_hold_no_secret(client: TestClient, monkeypatch, caplog) -> None:
+    """A client's spec may carry a key, and an exception's text may quote a URL: what the client
+    reads (WS and HTTP) and what the server logs, traceback included, are redacted."""
+    from envserver.environment import ArenaEnvironment
+
+    leaky = "openai:m,base_url=http://user:pw-serve-4411@127.0.0.1:9/v1"
+    error, = ws_exchange(client, {"type": "reset", "data": {"opponents": [leaky]}})
+    assert error["data"]["code"] == "EXECUTION_ERROR" and "http://***@127.0.0.1:9/v1" in error["data"]["message"]
+    http = client.post("/reset", json={"opponents": [leaky]})
+    assert http.status_code == 400 and "***" in http.json()["detail"]
+
+    def broken_state(self):
+        raise RuntimeError("store at postgresql://arena:pw-serve-5522@db/arena said api_key=zq-serve-key-6633")
+
+    monkeypatch.setattr(ArenaEnvironment, "state", broken_state)
+    with caplog.at_level(logging.ERROR, logger="envserver.app"):
+        internal, = ws_exchange(client, {"type": "state"})
+    assert internal["data"]["message"].startswith("internal error: RuntimeError: store at postgresql://***@db/arena")
+    assert "Traceback" in caplog.text and "RuntimeError: store at postgresql://***@db/arena said api_key=***" in caplog.text
+    for text in (json.dumps(error), http.text, json.dumps(internal), caplog.text):
+        for secret in ("pw-serve-4411", "pw-serve-5522", "zq-serve-key-6633"):
+            assert secret not in text

@@ -166,3 +166,40 @@ def test_a_killed_runners_matches_are_replayed_at_once_on_the_same_machine(store
         assert _running(store, "shared") == 0
     finally:
         store.close()
+
+
+@pytest.mark.slow  # a runner process's imports, then its sleepy Connect Four matches (~10 s)
+def test_arena_league_run_says_what_it_left_to_another_runner(tmp_path):
+    """Through the CLI, as a user on a second terminal meets it: a runner process has claimed
+    every match of the league; `arena league run` plays none of them, waits for them, and its
+    summary line says they were left to the other runner, not replayed."""
+    from typer.testing import CliRunner
+
+    from llm_arena_cli.app import app
+
+    config = tmp_path / "league.yaml"
+    # Two Connect Four matches between sleepy policies: each takes seconds, and the first runner
+    # claims both at once (concurrency 4), so the CLI finds every match held.
+    config.write_text("name: held\nseed: 3\nmatches_per_pair: 2\nconcurrency: 4\ngames: [{id: connect_four}]\n"
+                      "policies: [sleepy, {name: sleepy-b, spec: \"sleepy,seed=b\"}]\n")
+    url = f"sqlite:///{tmp_path / 'held.db'}"
+    store = Store(url)
+    try:
+        first = _runner(config, url, 30, "--wait")
+        assert first.stdout.readline().strip() == "ready", first.communicate()[1][-2000:]
+        _go(first)
+        deadline = time.monotonic() + 60
+        while _running(store, "held") < 2:
+            assert first.poll() is None, first.communicate()[1][-2000:]
+            assert time.monotonic() < deadline, "the first runner never started its matches"
+            time.sleep(0.05)
+        result = CliRunner().invoke(app, ["league", "run", str(config), "--db", url, "-q"], terminal_width=300)
+        out, err = first.communicate(timeout=120)
+        assert first.returncode == 0, err[-3000:]
+        assert result.exit_code == 0, result.output
+        assert "held: 2 matches stored (0 played now, 2 found running under another runner and left to it, not replayed)" in result.output, result.output
+        assert json.loads(out.strip().splitlines()[-1])["played_now"] == 2
+        with store.session() as s:
+            assert s.scalar(select(func.sum(MatchRow.attempts)).where(MatchRow.league_id == store.league_id("held"))) == 2
+    finally:
+        store.close()

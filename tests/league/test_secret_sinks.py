@@ -1,8 +1,10 @@
 """Secrets never reach a sink: a league plays against a fake OpenAI-compatible server on 127.0.0.1
 that answers every request with an error echoing the key it was sent (and the Authorization
-header), with the key in an environment variable and the base URL (with user-info) in another.
-Then the DB file, every export, every web page and JSON API answer, the CLI's output and the logs
-are searched for the secrets. A spec carrying a literal secret is refused in one redacted line.
+header), with the key in an environment variable and the base URL (with user-info) in another,
+and `arena eval suite --quick` evaluates a policy against the same server. Then the DB files
+(WAL included), every export and report card, every web page and JSON API answer, the CLI's output
+and the logs are searched for the secrets. A spec carrying a literal secret is refused in one
+redacted line. The trainer's warnings, a store's URL and `arena web`'s store errors are checked too.
 """
 
 from __future__ import annotations
@@ -93,24 +95,34 @@ def played(provider, tmp_path_factory):
     old_level = root.level
     root.addHandler(handler)
     root.setLevel(logging.DEBUG)  # openai and httpx log requests, headers and errors at DEBUG/INFO
+    cards = {"json": tmp / "card.json", "markdown": tmp / "card.md"}
     try:
         run = _invoke("league", "run", str(config), "--db", db, "-q")
+        # ~3 s more once the league has imported the SDK: every candidate move fails at once
+        evaluation = _invoke("eval", "suite", "--policy", f"openai:m3,base_url=http://{provider}/v1,api_key_env=MY_PROVIDER_VAR,max_retries=0",
+                             "--quick", "--name", "evaluated", "--db", db, "-q", "--json", str(cards["json"]), "--markdown", str(cards["markdown"]))
         logging.getLogger("arena.test").warning("provider said: key %s, url %s", NAMED_KEY, f"http://u:{URL_PASSWORD}@h")
     finally:
         root.removeHandler(handler)
         root.setLevel(old_level)
     assert run.exit_code == 0, run.output
-    yield {"tmp": tmp, "db": db, "db_path": db_path, "run": run, "logs": "\n".join(r.getMessage() for r in records)}
+    assert evaluation.exit_code == 0 and "evaluated on core-v1 (quick)" in evaluation.output, evaluation.output
+    yield {"tmp": tmp, "db": db, "db_path": db_path, "run": run, "eval": evaluation, "cards": cards,
+           "logs": "\n".join(r.getMessage() for r in records)}
     patch.undo()
 
 
 @pytest.mark.slow  # the shared league run takes ~10 s (the openai SDK's import, 6 matches)
-def test_the_store_file_holds_no_secret_but_the_errors_are_kept(played):
+def test_the_store_files_hold_no_secret_but_the_errors_are_kept(played):
     from league.store import Store
 
-    raw = played["db_path"].read_bytes()
-    for secret in SECRETS:
-        assert secret.encode() not in raw, f"{secret!r} is in the database file"
+    db_path = played["db_path"]
+    files = sorted(db_path.parent.glob(db_path.name + "*"))  # with WAL, recent writes sit in sinks.db-wal
+    assert db_path in files
+    for path in files:
+        raw = path.read_bytes()
+        for secret in SECRETS:
+            assert secret.encode() not in raw, f"{secret!r} is in {path.name}"
     with Store(played["db"]) as store:
         errors = [t.error for r in store.iter_records() for t in r.turns if t.error]
         assert errors and any("401" in e and "***" in e for e in errors)  # the failure is still explained
@@ -119,6 +131,7 @@ def test_the_store_file_holds_no_secret_but_the_errors_are_kept(played):
 @pytest.mark.slow  # the shared league run takes ~10 s (the openai SDK's import, 6 matches)
 def test_cli_output_and_logs_hold_no_secret(played):
     _assert_clean(played["run"].output, "league run output")
+    _assert_clean(played["eval"].output, "eval suite output")
     logs = played["logs"]
     assert "provider said: key ***" in logs and "http://***@h" in logs
     _assert_clean(logs, "the logs")
@@ -140,7 +153,17 @@ def test_exports_hold_no_secret(played, kind):
 
 
 @pytest.mark.slow  # the shared league run takes ~10 s (the openai SDK's import, 6 matches)
+def test_report_cards_hold_no_secret(played):
+    for kind, path in played["cards"].items():
+        text = path.read_text()
+        assert "evaluated" in text
+        _assert_clean(text, f"the {kind} report card")
+
+
+@pytest.mark.slow  # the shared league run takes ~10 s (the openai SDK's import, 6 matches)
 def test_web_pages_and_api_hold_no_secret(played):
+    from urllib.parse import quote
+
     from fastapi.testclient import TestClient
 
     from league.store import Store
@@ -148,10 +171,16 @@ def test_web_pages_and_api_hold_no_secret(played):
 
     with Store(played["db"]) as store:
         match_ids = store.match_ids()
-    paths = ["/", "/api/leagues", "/api/leaderboard", "/api/leaderboard.csv", "/matches", "/api/matches", "/h2h", "/api/h2h",
-             "/live", "/api/live", "/runs", "/api/runs"]
-    for name in ("named", "envkey"):
-        paths += [f"/policies/{name}", f"/api/policies/{name}"]
+        leagues = store.league_names()
+    assert len(leagues) == 2  # the league and the evaluation's; pages show the newest unless told
+    paths = ["/api/leagues", "/runs", "/api/runs", "/evals", "/api/evals",
+             "/evals/evaluated?suite=core-v1&quick=1", "/api/evals/evaluated?suite=core-v1&quick=1"]
+    for league in leagues:
+        query = f"?league={quote(league)}"
+        paths += [page + query for page in ("/", "/api/leaderboard", "/api/leaderboard.csv", "/matches", "/api/matches",
+                                            "/h2h", "/api/h2h", "/live", "/api/live")]
+        for name in ("named", "envkey") if league == "sinks" else ("evaluated",):
+            paths += [f"/policies/{name}{query}", f"/api/policies/{name}{query}"]
     for match_id in match_ids:
         paths += [f"/matches/{match_id}", f"/api/matches/{match_id}"]
     with TestClient(create_app(played["db"])) as client:
@@ -159,6 +188,7 @@ def test_web_pages_and_api_hold_no_secret(played):
             response = client.get(path)
             assert response.status_code == 200, path
             _assert_clean(response.text, path)
+        assert [card["policy"] for card in client.get("/api/evals").json()] == ["evaluated"]
 
 
 def test_a_literal_secret_in_a_spec_is_refused_in_one_redacted_line(tmp_path, provider):
@@ -202,3 +232,48 @@ def test_wandb_gets_a_redacted_config(tmp_path, monkeypatch):
     MetricsLogger(Path(tmp_path / "m.jsonl"), use_wandb=True, project="p", run_name="r", config=config, resume=False)
     _assert_clean(json.dumps(seen["config"]), "the wandb config")
     assert seen["config"]["opponents"][0]["policies"][1] == "bot"
+
+
+def test_a_store_url_is_shown_without_its_password_or_tokens(tmp_path):
+    import warnings
+
+    from league.store import Store
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pysqlite ignores the query argument, and says so
+        store = Store(f"sqlite:///{tmp_path / 'shown.db'}?token={NAMED_KEY}")
+    try:
+        shown = store._safe_url()  # what `arena league run`, `league status` and the web's empty page print
+    finally:
+        store.close()
+    assert shown == f"sqlite:///{tmp_path / 'shown.db'}?token=***"
+
+
+def test_the_settings_a_run_writes_beside_it_hold_no_secret():
+    from trainer.config import parse_config
+    from trainer.run import stored_config
+
+    config = parse_config({"name": "t", "games": [{"id": "tictactoe"}],
+                           "checkpoint": {"db": f"postgresql+psycopg://arena:{URL_PASSWORD}@db-host/arena"},
+                           "rollout": {"atropos_url": f"http://hub:{NAMED_KEY}@127.0.0.1:8000"}})
+    written = stored_config(config)  # runs/NAME/config.yaml and every checkpoint's copy
+    assert written["checkpoint"]["db"] == "postgresql+psycopg://***@db-host/arena" and written["name"] == "t"
+    _assert_clean(json.dumps(written), "a run's config.yaml")
+
+
+def test_trainer_warnings_are_redacted(tmp_path):
+    """A checkpoint that cannot be registered is a warning the CLI prints: the store's error quotes
+    its URL (SQLAlchemy hides the password, not a token in the query)."""
+    import asyncio
+
+    from trainer.config import parse_config
+    from trainer.run import Trainer
+
+    bad_url = f"sqlite://user:{URL_PASSWORD}@/{tmp_path / 'x.db'}?token={NAMED_KEY}"  # not a valid SQLite URL
+    config = parse_config({"name": "t", "games": [{"id": "tictactoe"}], "checkpoint": {"db": bad_url}})
+    events: list[tuple[str, object]] = []
+    trainer = Trainer(config, on_event=lambda kind, payload: events.append((kind, payload)))
+    asyncio.run(trainer._publish(1, tmp_path / "step-1"))
+    warnings = [str(payload) for kind, payload in events if kind == "warning"]
+    assert len(warnings) == 1 and "could not register" in warnings[0] and "Invalid SQLite URL" in warnings[0], warnings
+    _assert_clean(warnings[0], "a trainer warning")

@@ -152,3 +152,31 @@ def page(browser):
     pg.on("pageerror", lambda e: pg.errors.append(str(e)))
     yield pg
     context.close()
+
+
+# ---- browser play (`arena web --play`): its own store, so the shared league store stays as it is
+PLAY_PAYLOAD = 'champ"><img src=x onerror=alert(8)><script>alert(9)</script>'
+
+
+@pytest.fixture(scope="session")
+def play_db(tmp_path_factory) -> str:
+    """A store holding league policies a visitor may (`champion`: bot; PLAY_PAYLOAD: bot, its
+    name an XSS payload) and may not play against (`llm-champ`: the local model is not allowed by
+    default; `agent-x`: an outside player stored by serve-env)."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('play') / 'play.db'}"
+    with Store(url) as store:
+        store.upsert_policy("champion", "bot")
+        store.upsert_policy(PLAY_PAYLOAD, "bot")
+        store.upsert_policy("llm-champ", "local")
+        store.upsert_policy("agent-x", "serve-env:agent-x", {"source": "serve-env"})
+    return url
+
+
+@pytest.fixture(scope="session")
+def play_server_url(play_db):
+    """An app with the Play page on, behind a real uvicorn, for the browser."""
+    from web.app import create_app
+    from web.play import PlayConfig
+
+    with serve_in_thread(create_app(play_db, play=PlayConfig())) as url:
+        yield url

@@ -59,7 +59,7 @@ def router(web: WebContext) -> APIRouter:
         if hit is None or hit[0] is not answer:  # the page is rendered once per cached answer
             league_name, scope, games, rows, from_snapshots, names = answer
             html = leaderboard_template.render({
-                "league": league_name, "leagues": names, "systems": SYSTEM_LABELS,
+                "league": league_name, "leagues": names, "systems": SYSTEM_LABELS, "play_enabled": web.play is not None,
                 "rows": rows, "game": scope, "games": games, "system": system, "from_snapshots": from_snapshots,
                 "ci": ci, "pooling": pooling, "bt_choice": system == "bt" and (ci, pooling) != ("bootstrap", "games"),
             })

@@ -1,0 +1,365 @@
+"""Browser play (`arena web --play`): a visitor's match is one `arena.seat_session.SeatSession`, the
+same single-seat session `arena serve-env` serves, so moves, retries after invalid moves, forfeits
+and the finished `MatchRecord` are the league's own. Finished matches are stored through
+`league.outside_play.OutsidePlay` (as serve-env stores its episodes) and rated under the
+visitor's name.
+
+What a visitor may ask for is bounded, because the page is open to anyone who can reach it:
+- opponents are `bot` and `random` (scripted, cheap), league policies by name, and specs of the
+  kinds the operator adds with `--play-allow` (LLM kinds spend compute; `http` would let a visitor
+  make the server call any URL); a league policy is served only if its kind is allowed too;
+- a session limit, idle sessions closed, moves and names capped and checked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import re
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from arena.game import GameInfo
+from arena.policy import Policy, PolicySpec, PolicySpecError, make_policy
+from arena.redaction import redact
+from arena.seat_session import SeatSession, SeatView, SessionError
+from games.registry import list_games, make_game
+from league.outside_play import CLIENT_SPEC_PREFIX, OutsidePlay
+from league.store import Store
+
+log = logging.getLogger(__name__)
+
+SCRIPTED_KINDS = ("bot", "random")  # always served: no model, no network, no file
+NEVER_SERVED = frozenset({"human"})  # would read the server's terminal
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,39}")
+NAME_RULE = "1-40 characters: letters, digits, space, '.', '_', '-', starting with a letter or digit"
+# Names that read as policy specs would confuse the board and the stored match.
+RESERVED_NAMES = frozenset({"bot", "random", "human", "local", "client"})
+MAX_TEXT_CHARS = 20_000  # of a view; TextArena views hold the whole log, so the newest end is kept
+MAX_SHARED_POLICIES = 16  # distinct non-scripted opponents held at once (each may hold a model)
+
+
+class PlayError(Exception):
+    """A visitor's request the page refuses: `status` is the HTTP status, the text says why."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(redact(message))  # it goes to a page; it may quote what a visitor typed
+        self.status = status
+
+
+@dataclass(frozen=True)
+class PlayConfig:
+    """What the operator decides (`arena web --play ...`)."""
+
+    allowed_kinds: frozenset[str] = frozenset(SCRIPTED_KINDS)
+    league: str = "web-play"  # the league finished matches join
+    max_sessions: int = 32
+    idle_timeout_s: float = 600.0
+    opponent_timeout_s: float = 60.0
+    max_move_chars: int = 1000
+    max_body_bytes: int = 16 * 1024
+
+    @classmethod
+    def build(cls, allow: list[str] | None = None, **kwargs: Any) -> "PlayConfig":
+        """The config with `allow` kinds added to bot and random; ValueError names a bad kind."""
+        league = kwargs.get("league", cls.league)
+        if not league.strip() or len(league) > 100:
+            raise ValueError(f"--play-league {league[:100]!r}: a league name is 1-100 characters")
+        extra = {kind.strip().lower() for kind in allow or []}
+        if extra - set(SCRIPTED_KINDS):
+            from arena.policy import known_kinds  # imports the LLM kinds: only when asked for
+
+            kinds = known_kinds()
+            for kind in sorted(extra):
+                if kind in NEVER_SERVED:
+                    raise ValueError(f"--play-allow {kind}: a {kind} policy would read this server's terminal")
+                if kind not in kinds:
+                    raise ValueError(f"--play-allow {kind}: no such policy kind (kinds: {', '.join(sorted(kinds))})")
+        return cls(allowed_kinds=frozenset(SCRIPTED_KINDS) | frozenset(extra), **kwargs)
+
+    @property
+    def typed_specs(self) -> bool:
+        """Whether visitors may type a spec (only worth it when kinds beyond bot/random are allowed)."""
+        return bool(self.allowed_kinds - set(SCRIPTED_KINDS))
+
+
+def check_name(name: str) -> str:
+    """The visitor's name, stripped, or PlayError(422) saying what is wrong with it."""
+    name = (name or "").strip()
+    if not NAME_RE.fullmatch(name):
+        raise PlayError(422, f"name {name[:60]!r}: use {NAME_RULE}")
+    if name.lower() in RESERVED_NAMES:
+        raise PlayError(422, f"name {name!r} is a policy kind; choose another name")
+    return name
+
+
+@dataclass
+class PlaySession:
+    """One visitor's match."""
+
+    id: str
+    name: str
+    opponent: str | None  # None in a one-player game
+    session: SeatSession
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    last_used: float = field(default_factory=time.monotonic)
+    view: SeatView | None = None
+    players: list[str] = field(default_factory=list)
+    seed: int = 0
+    rules: str = ""
+    match_id: int | None = None
+    store_error: str | None = None
+    closed: bool = False
+
+    def touch(self) -> None:
+        self.last_used = time.monotonic()
+
+
+class PlayRoom:
+    """Every visitor's session, the opponents they may ask for, and where finished matches go."""
+
+    def __init__(self, config: PlayConfig, store: Store) -> None:
+        self.config = config
+        self.store = store
+        self.outside = OutsidePlay(store, config.league, source="web-play")
+        self.sessions: dict[str, PlaySession] = {}
+        self._shared: dict[str, Policy] = {}  # non-scripted opponents, one object per spec (one model load)
+        self._shared_lock = threading.Lock()  # _policy runs in worker threads
+        self._sweeper: asyncio.Task[None] | None = None
+        self._games: list[GameInfo] | None = None
+
+    # ---- what the page offers ----------------------------------------------------------------------
+    def games(self) -> list[GameInfo]:
+        if self._games is None:
+            self._games = [g for g in list_games() if g.available]
+        return self._games
+
+    def league_opponents(self) -> list[tuple[str, str]]:
+        """(name, kind) of every league policy a visitor may play against (reads the store)."""
+        found = []
+        for row in self.store.policies():
+            if row.spec.startswith(CLIENT_SPEC_PREFIX):
+                continue  # an outside player (serve-env client, visitor): nothing the server can play
+            try:
+                kind = PolicySpec.parse(row.spec).kind
+            except PolicySpecError:
+                continue
+            if kind in self.config.allowed_kinds and kind not in NEVER_SERVED:
+                found.append((row.name, kind))
+        return sorted(found, key=lambda item: item[0].lower())
+
+    # ---- the visitor's API -------------------------------------------------------------------------
+    async def start(self, *, game: str, opponent: str | None, name: str, players: int | None = None,
+                    seat: int = 0, seed: int | None = None) -> PlaySession:
+        name = check_name(name)
+        if await asyncio.to_thread(self.outside.reserved, name):  # its text names the policy's spec: not for visitors
+            raise PlayError(422, f"name {name!r} belongs to a league policy; choose another name")
+        info = next((g for g in self.games() if g.id == game), None)
+        if players is None:
+            players = 2 if info is None or info.min_players <= 2 <= info.max_players else info.min_players
+        solo = players == 1
+        opponents: list[str] = []
+        resolved: dict[str, Policy] = {}
+        if not solo:
+            opponent = (opponent or "").strip()
+            if not opponent:
+                raise PlayError(422, "opponent: choose one (bot, random or a league policy)")
+            if opponent == name:
+                raise PlayError(422, f"opponent {opponent!r} is you: choose another opponent or name")
+            resolved[opponent] = await asyncio.to_thread(self._policy, opponent)
+            opponents = [opponent] * (players - 1)
+        self._make_room()
+        entry = PlaySession(
+            id=secrets.token_urlsafe(18), name=name, opponent=None if solo else opponent,
+            session=SeatSession(make_game=make_game, name=name, resolve_policy=resolved.__getitem__,
+                                opponent_timeout=self.config.opponent_timeout_s, owns_opponents=False),
+            seed=random.SystemRandom().randrange(2**31) if seed is None else seed,
+        )
+        self.sessions[entry.id] = entry  # holds its slot while the opponents make their first moves
+        try:
+            async with entry.lock:
+                view = await entry.session.reset(game, seed=entry.seed, seat=seat, opponents=opponents,
+                                                 num_players=players if solo else None)
+                await self._advanced(entry, view)
+        except SessionError as exc:
+            self.sessions.pop(entry.id, None)
+            await entry.session.close()
+            raise PlayError(400, str(exc)) from None
+        except BaseException:
+            self.sessions.pop(entry.id, None)
+            await entry.session.close()
+            raise
+        entry.rules = view.rules
+        policy_names = [resolved[o].name for o in opponents]
+        entry.players = policy_names[:seat] + [name] + policy_names[seat:]
+        return entry
+
+    async def move(self, session_id: str, move: str) -> PlaySession:
+        entry = self.get(session_id)
+        if len(move) > self.config.max_move_chars:
+            raise PlayError(422, f"move: {len(move)} characters, over the limit of {self.config.max_move_chars}")
+        # Shielded: a visitor who leaves mid-move must not leave the session between two views.
+        await asyncio.shield(self._step(entry, move))
+        return entry
+
+    def get(self, session_id: str) -> PlaySession:
+        entry = self.sessions.get(session_id)
+        if entry is None or entry.closed:
+            raise PlayError(404, "no such game: it ended, was closed after "
+                                 f"{self.config.idle_timeout_s:g} s without a move, or the server restarted; start a new game")
+        entry.touch()
+        return entry
+
+    async def close(self, session_id: str) -> None:
+        entry = self.sessions.pop(session_id, None)
+        if entry is not None:
+            await self._close(entry)
+
+    # ---- housekeeping ------------------------------------------------------------------------------
+    async def startup(self) -> None:
+        self._sweeper = asyncio.create_task(self._sweep_forever())
+
+    async def shutdown(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        for entry in list(self.sessions.values()):
+            await self._close(entry)
+        self.sessions.clear()
+        policies, self._shared = list(self._shared.values()), {}
+        for policy in policies:
+            try:
+                await policy.close()
+            except Exception as exc:  # noqa: BLE001 - shutting down: report and go on closing
+                log.warning("closing %s failed: %s", policy.spec, exc)
+        await asyncio.to_thread(self.outside.flush)
+
+    async def sweep(self) -> int:
+        """Close sessions idle longer than the timeout (not those answering a move); returns how many."""
+        cutoff = time.monotonic() - self.config.idle_timeout_s
+        idle = [e for e in self.sessions.values() if e.last_used < cutoff and not e.lock.locked()]
+        for entry in idle:
+            self.sessions.pop(entry.id, None)
+            await self._close(entry)
+        return len(idle)
+
+    async def _sweep_forever(self) -> None:
+        every = max(1.0, min(30.0, self.config.idle_timeout_s / 4))
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await self.sweep()
+            except Exception:  # noqa: BLE001 - the sweeper must outlive one bad session
+                log.exception("play: sweeping idle sessions failed")
+
+    def _make_room(self) -> None:
+        """Free a slot for a new session: finished games go first (oldest first), then refuse."""
+        if len(self.sessions) < self.config.max_sessions:
+            return
+        finished = sorted((e for e in self.sessions.values() if e.view is not None and e.view.done and not e.lock.locked()),
+                          key=lambda e: e.last_used)
+        if not finished:
+            raise PlayError(503, f"the server is at its limit of {self.config.max_sessions} games in play; try again in a few minutes")
+        entry = finished[0]
+        self.sessions.pop(entry.id, None)
+        entry.closed = True  # its SeatSession holds no task: the match is over
+
+    async def _close(self, entry: PlaySession) -> None:
+        entry.closed = True
+        try:
+            await entry.session.close()
+        except Exception as exc:  # noqa: BLE001 - closing is best effort
+            log.warning("play: closing session failed: %s", exc)
+
+    # ---- internals ---------------------------------------------------------------------------------
+    def _policy(self, spec: str) -> Policy:
+        """The opponent for `spec`: a league policy by name, else a spec of an allowed kind (runs
+        in a worker thread: it reads the store)."""
+        if len(spec) > 200:
+            raise PlayError(422, "opponent: over 200 characters")
+        with self._shared_lock:
+            shared = self._shared.get(spec)
+            if shared is not None:
+                return shared
+            return self._build(spec)
+
+    def _build(self, spec: str) -> Policy:
+        allowed = ", ".join(sorted(self.config.allowed_kinds))
+        row = self.store.policy(spec)
+        try:
+            if row is not None and row.spec.startswith(CLIENT_SPEC_PREFIX):
+                raise PlayError(400, f"opponent {spec!r} is an outside player (a visitor or serve-env client), not a policy this server can play")
+            kind = PolicySpec.parse(row.spec if row is not None else spec).kind
+            if kind in NEVER_SERVED or kind not in self.config.allowed_kinds:
+                what = f"league policy {spec!r} is a {kind!r} policy" if row is not None else f"opponent {spec!r}: policy kind {kind!r}"
+                raise PlayError(400, f"{what}, which this server does not play for visitors (allowed kinds: {allowed}; "
+                                     f"the operator adds kinds with `arena web --play --play-allow KIND`)")
+            policy = self.outside.named_policy(spec) if row is not None else make_policy(spec)
+        except PolicySpecError as exc:
+            raise PlayError(400, f"opponent: {exc}") from None
+        if policy is None:  # the row vanished between the two reads
+            raise PlayError(400, f"opponent {spec!r}: no such league policy")
+        if policy.provider == "scripted":
+            return policy  # cheap and stateless: not worth a slot among the shared ones
+        if len(self._shared) >= MAX_SHARED_POLICIES:
+            raise PlayError(503, f"this server already holds {MAX_SHARED_POLICIES} distinct opponents; choose one already in play")
+        self._shared[spec] = policy
+        return policy
+
+    async def _step(self, entry: PlaySession, move: str) -> None:
+        async with entry.lock:
+            if entry.closed:
+                raise PlayError(404, "no such game: it was closed; start a new game")
+            if entry.view is not None and entry.view.done:
+                raise PlayError(409, "this game is over; start a new one")
+            try:
+                view = await entry.session.step(move)
+            except SessionError as exc:
+                raise PlayError(409, str(exc)) from None
+            await self._advanced(entry, view)
+
+    async def _advanced(self, entry: PlaySession, view: SeatView) -> None:
+        entry.view = view
+        entry.touch()
+        if view.done:
+            await self._store(entry)
+
+    async def _store(self, entry: PlaySession) -> None:
+        record = entry.session.record
+        # A one-player game (the visitor alone) rates nothing; an aborted match has no outcome.
+        if record is None or entry.session.hot_seat or record.outcome is None:
+            return
+        try:
+            match_id = await asyncio.to_thread(self.outside.record, record)
+            entry.match_id = None if match_id is None else int(match_id)
+        except Exception as exc:  # noqa: BLE001 - storage trouble must not cost the visitor the result
+            log.warning("play: could not store the finished match %s: %s", record.match_id, exc)
+            entry.store_error = "the result could not be stored (the server's log says why)"
+
+
+def view_out(entry: PlaySession, league: str) -> dict[str, Any]:
+    """What the page gets: the seat's view (the game's text, newest end kept), the moves, the
+    feedback, and once done the result from the visitor's seat."""
+    view = entry.view
+    assert view is not None
+    text, cut = view.text, 0
+    if len(text) > MAX_TEXT_CHARS:
+        cut = len(text) - MAX_TEXT_CHARS
+        text = text[cut:]
+    result, rank = None, None
+    if view.done and view.outcome and not entry.session.hot_seat and view.status == "finished":
+        ranks = list(view.outcome.get("ranks") or [])
+        if len(ranks) > view.seat:
+            rank = int(ranks[view.seat])
+            result = "draw" if len(set(ranks)) == 1 else ("win" if rank == 1 else "loss")
+    return {
+        "id": entry.id, "game_id": view.game_id, "seed": entry.seed, "seat": view.seat, "name": entry.name,
+        "opponent": entry.opponent, "players": list(entry.players), "solo": entry.session.hot_seat,
+        "player": view.player, "role": view.role, "text": text, "text_cut": cut, "legal_moves": view.legal_moves,
+        "feedback": view.feedback, "turn": view.turn, "attempt": view.attempt, "done": view.done, "status": view.status,
+        "outcome": view.outcome, "reward": view.reward, "result": result, "rank": rank, "rules": entry.rules,
+        "league": league, "match_id": entry.match_id, "store_error": entry.store_error,
+    }
