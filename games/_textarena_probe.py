@@ -14,6 +14,7 @@ ARENA_TEXTARENA_DOWNLOADS=1 to let those games download their data where there i
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import importlib.metadata
 import json
 import os
@@ -30,14 +31,52 @@ PROBE_PLAYER_COUNTS = tuple(range(1, 9))
 PROBE_VERSION = 3
 NETWORK_TIMEOUT_S = 3.0
 
-_SINK = open(os.devnull, "w")  # never closed: some libraries keep the stream they first saw
+# True in a thread or task that is inside `quiet()`.
+_muted: contextvars.ContextVar[bool] = contextvars.ContextVar("textarena_muted", default=False)
+
+
+class _MutableStream:
+    """Stands in for sys.stdout / sys.stderr: writes go to the stream it wraps, except from a thread
+    or task inside `quiet()`. Swapping the process-wide stream per call (contextlib.redirect_stdout)
+    is not safe once TextArena games run in several threads (a web server's worker threads, TRL's
+    episode thread): the swaps' exits interleave and restore the wrong stream, and whatever another
+    thread prints meanwhile (a match's result line) vanishes."""
+
+    def __init__(self, wrapped: Any) -> None:
+        self._wrapped = wrapped
+
+    def write(self, text: str) -> int:
+        return len(text) if _muted.get() else self._wrapped.write(text)
+
+    def writelines(self, lines: Any) -> None:
+        if not _muted.get():
+            self._wrapped.writelines(lines)
+
+    def flush(self) -> None:
+        if not _muted.get():
+            self._wrapped.flush()
+
+    def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding, ...: the wrapped stream's
+        return getattr(self._wrapped, name)
+
+
+def _wrap_stream(name: str) -> None:
+    stream = getattr(sys, name)
+    if not isinstance(stream, _MutableStream):
+        setattr(sys, name, _MutableStream(stream))  # transparent outside quiet(): never swapped back
 
 
 @contextlib.contextmanager
 def quiet() -> Iterator[None]:
-    """TextArena envs print while they build and play; keep the user's terminal clean."""
-    with contextlib.redirect_stdout(_SINK), contextlib.redirect_stderr(_SINK):
+    """TextArena envs print while they build and play; keep the user's terminal clean. Only this
+    thread's (or task's) writes are dropped: other threads print as usual."""
+    _wrap_stream("stdout")
+    _wrap_stream("stderr")
+    token = _muted.set(True)
+    try:
         yield
+    finally:
+        _muted.reset(token)
 
 
 def _local_nltk_download(info_or_id: Any = None, *args: Any, **kwargs: Any) -> bool:
