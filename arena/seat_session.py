@@ -206,15 +206,19 @@ class SeatSession:
         view.rules = game_obj.rules
         return view
 
-    async def step(self, move: str) -> SeatView:
-        """Play the caller's move for the player named in the last view."""
+    async def step(self, move: str, *, raw: str | None = None, rejection: str | None = None, parse: str = "") -> SeatView:
+        """Play the caller's move for the player named in the last view. A caller that parses a
+        model's reply passes the reply as written (`raw`, what the record keeps), how the move was
+        found (`parse`), and, when its parser found no move in the asked-for format, the feedback
+        (`rejection`): the game then counts an invalid attempt, exactly as in a league."""
         if self._task is None:
             raise SessionError("no episode: call reset first")
         if not self._pending:
             raise SessionError("the episode is over; call reset to start another")
         request, future = self._pending.pop(0)
         text = str(move)[:MAX_REPLY_CHARS]
-        future.set_result(PolicyReply(action=text, raw=text))
+        written = text if raw is None else str(raw)[:MAX_REPLY_CHARS]
+        future.set_result(PolicyReply(action=text, raw=written, rejection=rejection, meta={"parse": parse} if parse else {}))
         return await self._next_view()
 
     def view(self) -> SeatView | None:
@@ -324,8 +328,8 @@ class SyncSeatSession:
     def reset(self, game: str, **kwargs: Any) -> SeatView:
         return self._loop.run_until_complete(self.session.reset(game, **kwargs))
 
-    def step(self, move: str) -> SeatView:
-        return self._loop.run_until_complete(self.session.step(move))
+    def step(self, move: str, **reply: Any) -> SeatView:
+        return self._loop.run_until_complete(self.session.step(move, **reply))
 
     def state(self) -> dict[str, Any]:
         return self.session.state()

@@ -24,7 +24,7 @@ from gem.core import Env
 
 from arena.seat_session import SeatView, SyncSeatSession
 from games.registry import list_games, make_game
-from interop.seat_prompt import first_text, parse_reply, turn_text
+from interop.seat_prompt import first_text, parse_reply, reply_fields, turn_text
 
 ID_PREFIX = "arena:"
 
@@ -80,7 +80,7 @@ class ArenaGemEnv(Env):
         if self._view is None or self._view.done:
             raise RuntimeError(f"{self.game_id}: the episode is over; call reset() to start another")
         parsed = parse_reply(str(action), self._view)
-        view = self._session.step(parsed.action)
+        view = self._session.step(parsed.action, **reply_fields(str(action), parsed))
         self._view = view
         info = self._info(view)
         info["move"], info["parse"] = parsed.action, parsed.method

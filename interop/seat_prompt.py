@@ -53,3 +53,10 @@ def first_text(view: SeatView, game_name: str) -> str:
 def parse_reply(reply: str, view: SeatView) -> ParsedMove:
     """The move in a model's reply, found as the league's text-mode LLM policy finds it."""
     return parse_move(reply, view.legal_moves)
+
+
+def reply_fields(reply: str, parsed: ParsedMove) -> dict[str, str | None]:
+    """`SeatSession.step`'s keywords for a parsed reply: the reply as written, the parse method,
+    and the format feedback when no move was found (the game then counts an invalid attempt, as a
+    league does, instead of receiving the unformatted text as a move)."""
+    return {"raw": reply, "parse": parsed.method, "rejection": parsed.rejection}

@@ -32,7 +32,7 @@ from verifiers.v1.harnesses.null import NullHarness
 from arena.seat_session import SeatSession, SeatView
 from games.registry import make_game
 from interop.episode_store import store_episode
-from interop.seat_prompt import first_text, parse_reply, turn_text
+from interop.seat_prompt import first_text, parse_reply, reply_fields, turn_text
 
 TASKSET_ID = "arena-verifiers"
 REWARD_NAME = "game_outcome"
@@ -118,7 +118,9 @@ class ArenaEnv(vf.Env[ArenaEnvConfig]):
                     if segment.terminated and not segment.last_reply:
                         break  # no answer came (turn limit, provider error): an unfinished game scores 0
                     # An empty reply is a move like any other: the game rejects it with feedback.
-                    view = await session.step(parse_reply(segment.last_reply or "", view).action)
+                    reply = segment.last_reply or ""
+                    parsed = parse_reply(reply, view)
+                    view = await session.step(parsed.action, **reply_fields(reply, parsed))
                     text = turn_text(view)
                     if segment.terminated:
                         break

@@ -85,3 +85,24 @@ def test_textarena_games_play_under_gem_too() -> None:
     assert info["status"] == "finished" and reward == info["outcome"]["scores"][0]
     assert env.seed == 3
     env.close()
+
+
+def test_a_reply_without_a_bracketed_move_is_an_invalid_attempt_with_the_format_feedback() -> None:
+    """As in a league: the strict parser's rejection reaches the game (an invalid attempt whose
+    feedback quotes the format), the unformatted text is never played as a move, and the record
+    keeps the reply as the model wrote it."""
+    env = gem.make("arena:tictactoe", opponents=["bot"], seat=0)
+    _obs, info = env.reset(seed=3)
+    reply = "You have effectively moved to the cell 4 in the 4th row"
+    obs, reward, terminated, truncated, info = env.step(reply)
+    assert info["parse"] == "unformatted" and info["attempt"] == 1 and not (terminated or truncated)
+    assert "[" in obs and "4" in info["legal_moves"]  # the feedback quotes the format; cell 4 is still free
+    obs, reward, terminated, truncated, info = env.step("[4]")
+    assert info["parse"] != "unformatted" and "4" not in info["legal_moves"]
+    turns = [t for t in env.unwrapped.record.turns if t.player == 0] if env.unwrapped.record else None
+    if turns is None:  # the record is kept once the match ends: finish it with legal moves
+        while not (terminated or truncated):
+            obs, reward, terminated, truncated, info = env.step(f"[{info['legal_moves'][0]}]")
+        turns = [t for t in env.unwrapped.record.turns if t.player == 0]
+    assert turns[0].raw == reply and not turns[0].valid
+    assert turns[1].raw == "[4]" and turns[1].valid
