@@ -104,9 +104,10 @@ def play_command(
     from arena.render import TurnPrinter, print_final_view, print_result
     from games.registry import UnknownGameError, make_game
 
-    # One match: start-up dominates, and the hf engine is ready in ~3 s where vLLM takes 20+ s
-    # (docs/benchmarks.md), so it reaches the first move sooner.
-    prefer_engine("hf", "faster to a first move for one match (~3 s start-up vs 20+ s for vLLM)")
+    # One match: start-up dominates. Measured on 2 cores (docs/benchmarks.md, time to first move of
+    # `arena play tictactoe -p local -p bot`, median of 3): hf 8.0 s, vLLM 37.6 s; the whole match
+    # too (35.5 s vs 51.7 s). So the hf engine is the default here.
+    prefer_engine("hf", "measured faster to a first move (8 s vs 38 s for vLLM, start-up included)")
 
     try:
         game_obj = make_game(game, num_players=len(policy))

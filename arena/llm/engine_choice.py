@@ -1,7 +1,8 @@
 """Which engine runs a local model: vLLM where it is installed and starts, else transformers.
 
 `engine=vllm|hf|auto` in a `local` / `hf:` spec picks it; without it $ARENA_LOCAL_ENGINE, else
-what the command preferred (`arena play` prefers hf: it reaches the first move sooner), else `auto`. `auto` tries vLLM and falls back to the transformers ("hf")
+what the command preferred (`arena play` prefers hf: measured to reach the first move sooner;
+`arena train` prefers its rollout engine), else `auto`. `auto` tries vLLM and falls back to the transformers ("hf")
 engine with one line on stderr saying why; `vllm` fails with that reason instead. The hf engine
 stays the learner's model in training and the fallback on machines vLLM cannot run on.
 """
@@ -20,10 +21,16 @@ _NOTICED: set[str] = set()  # reasons already printed in this process
 _preferred: tuple[str, str] | None = None  # (kind, why) chosen by the running command
 
 
-def prefer_engine(kind: str, why: str) -> None:
-    """The running command's default for specs without engine= (the environment still wins)."""
+def prefer_engine(kind: str | None, why: str = "") -> None:
+    """The running command's default for specs without engine= (the environment still wins);
+    None drops it."""
     global _preferred
-    _preferred = (kind, why)
+    _preferred = (kind, why) if kind is not None else None
+
+
+def preferred_engine() -> tuple[str, str] | None:
+    """(kind, why) set by `prefer_engine`, or None."""
+    return _preferred
 
 
 def default_engine_kind() -> str:
@@ -34,7 +41,8 @@ def default_engine_kind() -> str:
         return kind
     if _preferred is not None:
         kind, why = _preferred
-        _notice(f"local models run on the {kind} engine: {why} (engine=vllm in the spec picks vLLM)")
+        other = "hf" if kind == "vllm" else "vllm"
+        _notice(f"local models run on the {kind} engine: {why} (engine={other} in a spec picks the other)")
         return kind
     return "auto"
 
@@ -45,8 +53,9 @@ def _notice(line: str) -> None:
         print(line, file=sys.stderr)
 
 
-def local_engine(base: str, adapters: list[str] | None, kind: str) -> tuple[Any, str]:
-    """(engine, "vllm" | "hf") for `base` with `adapters` loaded."""
+def local_engine(base: str, adapters: list[str] | None, kind: str, **hf_options: Any) -> tuple[Any, str]:
+    """(engine, "vllm" | "hf") for `base` with `adapters` loaded; `hf_options` (max_batch, ...)
+    apply when this call creates the hf engine."""
     from arena.llm.engine import get_engine
 
     if kind not in ENGINE_KINDS:
@@ -60,4 +69,4 @@ def local_engine(base: str, adapters: list[str] | None, kind: str) -> tuple[Any,
             if kind == "vllm":
                 raise PolicySpecError(f"engine=vllm for {base!r}: {exc}") from None
             _notice(f"local model {base!r} runs on the hf engine: {exc}")
-    return get_engine(base, adapters), "hf"
+    return get_engine(base, adapters, **hf_options), "hf"

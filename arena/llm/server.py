@@ -1,10 +1,19 @@
-"""An OpenAI-compatible HTTP front for the local engine (`arena serve-model`).
+"""An OpenAI-compatible HTTP front for a local engine (`arena serve-model`).
 
 Enough of the Chat Completions API that the official `openai` client and LiteLLM (`openai/` prefix
 with `api_base`) work unchanged: `POST /v1/chat/completions` and `GET /v1/models`.
 
+The engine is the vLLM engine (arena/llm/vllm_engine.py: prefix caching, continuous batching,
+LoRA requests) or the transformers batching engine (engine.py); both have the same asyncio API.
+Our own server over vLLM's engine, rather than vLLM's OpenAI server behind the command, keeps one
+API for both engines: the same adapters by name, the same constrained choice for tools and JSON
+schemas, the same fault injection, and the exact token ids of every reply.
+
 - `model` selects the base model (the name it is served under) or a LoRA adapter (its path as
   given to `--adapter`, or that folder's name); `/v1/models` lists them all.
+- Every reply carries the exact token ids: `prompt_token_ids` (the prompt as the model saw it)
+  and `choices[0].token_ids` (the reply as sampled, end-of-turn included), named as vLLM's own
+  server names them with `return_token_ids`.
 - Sampling: temperature, top_p, max_tokens / max_completion_tokens, seed.
 - Structured replies use the engine's constrained choice where the schema allows: a tool whose
   parameters have a string property with an `enum` (or a `response_format` json_schema with one) is
@@ -32,7 +41,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from arena.llm.engine import Generation, LocalEngine, PromptTooLong, SamplingParams, adapter_key
+from arena.llm.engine import Generation, PromptTooLong, SamplingParams, adapter_key
 from arena.llm.model import ModelNotAvailable
 from arena.llm.sse import completion_events
 
@@ -138,14 +147,15 @@ def _error_response(status: int, message: str, kind: str, code: str | None = Non
 
 
 def create_app(
-    engine: LocalEngine,
+    engine: Any,
     *,
     served_name: str = "local",
     adapters: list[str] | None = None,
     faults: FaultConfig | dict[str, float] | None = None,
     fault_seed: int = 0,
 ) -> FastAPI:
-    """A FastAPI app serving `engine` under `served_name`, plus the given LoRA adapters."""
+    """A FastAPI app serving `engine` (a LocalEngine or a VLLMEngine) under `served_name`, plus the
+    given LoRA adapters."""
     for path in adapters or []:
         engine.load_adapter(path)
     if isinstance(faults, dict):
@@ -186,8 +196,7 @@ def create_app(
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
-        s = engine.stats
-        return {"status": "ok", "batches": s.batches, "rows": s.rows, "largest_batch": s.largest_batch}
+        return {"status": "ok", **engine_health(engine)}
 
     @app.post("/v1/chat/completions")
     async def chat_completions(body: ChatRequest) -> JSONResponse:
@@ -228,6 +237,18 @@ def create_app(
     return app
 
 
+def engine_health(engine: Any) -> dict[str, Any]:
+    """What /health reports: the engine kind and its counters (vLLM: its prefix-cache counters)."""
+    s = engine.stats
+    if hasattr(engine, "prefix_cache_counters"):
+        queries, hits = engine.prefix_cache_counters()
+        return {
+            "engine": "vllm", "requests": s.requests, "steps": s.steps, "largest_batch": s.largest_batch,
+            "prompt_tokens": s.prompt_tokens, "prefix_cache_queries": queries, "prefix_cache_hits": hits,
+        }
+    return {"engine": "hf", "batches": s.batches, "rows": s.rows, "largest_batch": s.largest_batch}
+
+
 def _completion(body: ChatRequest, message: dict[str, Any], finish: str, generation: Generation) -> Response:
     """The reply as one JSON object, or as a stream of chunks when the request asked to stream."""
     completion = _completion_object(body.model, message, finish, generation)
@@ -239,19 +260,25 @@ def _completion(body: ChatRequest, message: dict[str, Any], finish: str, generat
 
 
 def _completion_object(model: str, message: dict[str, Any], finish: str, generation: Generation) -> dict[str, Any]:
-    return {
+    choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
+    if generation.completion_ids is not None:
+        choice["token_ids"] = list(generation.completion_ids)
+    completion: dict[str, Any] = {
         "id": f"chatcmpl-{uuid.uuid4().hex}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
         "system_fingerprint": None,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        "choices": [choice],
         "usage": {
             "prompt_tokens": generation.prompt_tokens,
             "completion_tokens": generation.completion_tokens,
             "total_tokens": generation.prompt_tokens + generation.completion_tokens,
         },
     }
+    if generation.prompt_ids is not None:
+        completion["prompt_token_ids"] = list(generation.prompt_ids)
+    return completion
 
 
 def _normalise_messages(messages: list[dict[str, Any]]) -> list[dict[str, str]]:
@@ -300,7 +327,7 @@ def _text_property(schema: Any) -> str:
     return "text"
 
 
-async def _fill_schema(engine: LocalEngine, schema: Any, messages: list[dict], params: SamplingParams, adapter: str | None) -> tuple[dict[str, str], Generation]:
+async def _fill_schema(engine: Any, schema: Any, messages: list[dict], params: SamplingParams, adapter: str | None) -> tuple[dict[str, str], Generation]:
     enum = _enum_property(schema)
     if enum is not None:
         name, options = enum
@@ -325,7 +352,7 @@ def _pick_tool(body: ChatRequest) -> dict[str, Any] | None:
 
 
 async def _answer(
-    engine: LocalEngine, body: ChatRequest, messages: list[dict], params: SamplingParams, adapter: str | None
+    engine: Any, body: ChatRequest, messages: list[dict], params: SamplingParams, adapter: str | None
 ) -> tuple[dict[str, Any], str, Generation]:
     """The assistant message, its finish reason and the generation behind it."""
     tool = _pick_tool(body)

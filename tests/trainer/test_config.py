@@ -36,6 +36,9 @@ def test_defaults_are_valid():
         ({"name": "../etc"}, "train.yaml: name: "),
         ({"base": "local+adapter"}, "train.yaml: base: "),
         ({"lora": {"rank": 8}}, "train.yaml: lora.rank: Extra inputs"),
+        ({"rollout": {"engine": "vllm", "executor": "ray"}}, "rollout: `engine: vllm` needs `executor: local`"),
+        ({"rollout": {"engine": "onnx"}}, "train.yaml: rollout.engine: "),
+        ({"algorithm": {"tis_cap": 0.5}}, "train.yaml: algorithm.tis_cap: "),
     ],
 )
 def test_errors_name_the_key(patch, expected):

@@ -71,3 +71,31 @@ def test_k3_kl_penalty():
     k3 = math.exp(-0.1) + 0.1 - 1
     assert stats.kl_ref == pytest.approx(k3, rel=1e-5)
     assert loss.item() == pytest.approx(0.5 * k3, rel=1e-5)
+
+
+def test_truncated_importance_weights_scale_the_policy_gradient_term_only():
+    # ratio 1, A=+2: per-token -2; weights 0.5 and 2 -> (-1 + -4) / 2; the KL term is not weighted
+    loss, _ = _loss([[0.0, 0.0]], [[0.0, 0.0]], [2.0], [[1, 1]], is_weights=torch.tensor([[0.5, 2.0]]))
+    assert loss.item() == pytest.approx(-2.5)
+    ref = torch.tensor([[0.1, 0.1]])
+    with_kl, stats = _loss([[0.0, 0.0]], [[0.0, 0.0]], [0.0], [[1, 1]], ref_logps=ref, kl_coef=1.0, is_weights=torch.tensor([[0.5, 0.5]]))
+    assert with_kl.item() == pytest.approx(stats.kl_ref) and stats.kl_ref > 0
+
+
+def test_sampler_mismatch_and_truncated_weights_by_hand():
+    from trainer.config import AlgorithmSettings
+    from trainer.learner import Sample, sampler_mismatch
+
+    # learner -1.0, -2.0 vs sampler -1.5, -0.5: |diff| 0.5, 1.5; weights e^0.5 = 1.6487, e^-1.5 = 0.2231
+    vllm = Sample([1, 2], [3, 4], 1.0, old_logps=torch.tensor([-1.0, -2.0]), sampler_logps=[-1.5, -0.5])
+    capped = Sample([1], [5], 1.0, old_logps=torch.tensor([0.0]), sampler_logps=[-3.0])  # e^3 -> cap 2
+    hf = Sample([1], [6], 1.0, old_logps=torch.tensor([-0.1]))  # no sampler log-probs: not counted
+    stats = sampler_mismatch([vllm, capped, hf], AlgorithmSettings(tis_cap=2.0))
+    assert stats["mismatch/tokens"] == 3
+    assert stats["mismatch/logp_abs_mean"] == pytest.approx((0.5 + 1.5 + 3.0) / 3)
+    assert stats["mismatch/logp_abs_max"] == pytest.approx(3.0)
+    assert stats["mismatch/tis_truncated_fraction"] == pytest.approx(1 / 3)
+    torch.testing.assert_close(vllm.is_weights, torch.tensor([math.exp(0.5), math.exp(-1.5)]))
+    assert capped.is_weights.tolist() == [2.0] and hf.is_weights is None
+    sampler_mismatch([vllm], AlgorithmSettings(sampler_correction="none"))  # measured, not applied
+    assert vllm.is_weights is None
