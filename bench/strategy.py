@@ -1,16 +1,26 @@
-"""Does self-play teach strategy? Kuhn poker in choice mode, measured by exact exploitability.
+"""Does self-play teach strategy? Self-play in choice mode, measured exactly where the game allows.
 
-    python bench/strategy.py                       # 45 minutes of self-play on 2 cores, 400 eval hands
-    python bench/strategy.py --minutes 5           # a short run (say so when you quote it)
+    python bench/strategy.py                            # Kuhn poker: 45 min of self-play on 2 cores, 400 eval hands
+    python bench/strategy.py --game tictactoe           # Tic-Tac-Toe against the minimax bot, 200 games before and after
+    python bench/strategy.py --minutes 5 --eval-games 40  # a short run (say so when you quote it)
 
-The shipped SmolLM2 + a fresh LoRA plays Kuhn poker against itself, one hand per episode, in
-choice mode (each move drawn among the legal ones by the model's own probability of it, so every
-reply is legal and only strategy is left to learn), rewarded by the chips it wins. After every
-step the live adapter's exact exploitability is computed (arena.exploitability: all 12
-information sets scored in one engine batch). At the end: the base's and the final adapter's
-exploitability, and --eval-hands sampled hands of the final adapter against the base and
-against `bot` (the equilibrium), seats alternating; chips per hand with a 95% normal interval,
-and the exact expected chips beside them. Plots the curve, ends with one JSON line.
+The shipped SmolLM2 + a fresh LoRA plays the game against itself in choice mode (each move drawn
+among the legal ones by the model's own probability of it, so every reply is legal and only
+strategy is left to learn), rewarded by its outcome score.
+
+Kuhn poker (one hand per episode): after every step the live adapter's exact exploitability is
+computed (arena.exploitability: all 12 information sets scored in one engine batch). At the end:
+the base's and the final adapter's exploitability, and --eval-games sampled hands of the final
+adapter against the base and against `bot` (the equilibrium), seats alternating; chips per hand
+with a 95% normal interval, hands won with Wilson's interval, and the exact expected chips beside
+them. Plots the curve.
+
+Tic-Tac-Toe: the tree is too large to score every state per step, and the question is different
+(the best possible is never to lose to perfect play): the draw-or-win rate of the base and of the
+final adapter against the minimax `bot`, --eval-games games each, seats alternating, with Wilson's
+95% interval.
+
+Both end with one JSON line of the headline figures.
 """
 
 from __future__ import annotations
@@ -31,10 +41,11 @@ from arena.exploitability import build_tree, chips_against, evaluate, policy_str
 from arena.match import play_match  # noqa: E402
 from arena.policy import Policy, make_policy  # noqa: E402
 from games.registry import make_game  # noqa: E402
+from league.report_card import wilson  # noqa: E402
 from trainer.config import parse_config  # noqa: E402
 from trainer.run import Trainer  # noqa: E402
 
-GAME = "kuhn_poker"
+GAMES = {"kuhn_poker": {"hands": 1}, "tictactoe": {}}  # each game's options: Kuhn is one hand per episode
 STEP_GROWTH = 1.5  # a step starts only if 1.5x the longest of the last three still fits the budget
 
 
@@ -46,10 +57,11 @@ def build_config(args: argparse.Namespace) -> dict:
         "base": "local",
         "seed": args.seed,
         "steps": 100_000,  # the time budget stops training
-        "games": [{"id": GAME, "options": {"hands": 1}}],
+        "games": [{"id": args.game, "options": GAMES[args.game]}],
         "opponents": [{"kind": "self"}],
         "rollout": {
             "mode": "choice",
+            "engine": "hf",  # choice scoring runs on the hf engine (docs/architecture.md)
             "obs": "state",
             "temperature": args.temperature,
             "groups_per_step": args.groups,
@@ -72,53 +84,74 @@ def build_config(args: argparse.Namespace) -> dict:
 
 
 def choice_policy(adapter: str | None, temperature: float, name: str) -> Policy:
+    # Choice scoring runs on the hf engine (docs/architecture.md says why): starting vLLM too would
+    # cost start-up time and memory for nothing.
     spec = f"hf:local+{adapter}" if adapter else "local"
-    policy = make_policy(f"{spec},mode=choice,obs=state,temperature={temperature:g}")
+    policy = make_policy(f"{spec},engine=hf,mode=choice,obs=state,temperature={temperature:g}")
     policy.name = name
     return policy
 
 
-async def train(args: argparse.Namespace, tree: object) -> tuple[Trainer, Path, list[tuple[int, float]], float]:
+async def train(args: argparse.Namespace, tree: object | None) -> tuple[Trainer, Path, list[tuple[int, float]], float]:
+    """Self-play for --minutes; with a game tree, the live adapter's exact exploitability after every step."""
     config = parse_config(build_config(args), "bench")
     trainer = Trainer(config)
     trainer.setup()
     live = choice_policy(str(trainer.live_dir), args.temperature, "live")  # the learner's own weights
-    curve = [(0, evaluate(tree, await policy_strategy(tree, live)).exploitability)]
-    print(f"step 0: exploitability {curve[0][1]:.4f}", flush=True)
+
+    async def exploitability() -> float:
+        return evaluate(tree, await policy_strategy(tree, live)).exploitability if tree is not None else float("nan")
+
+    curve = [(0, await exploitability())]
+    if tree is not None:
+        print(f"step 0: exploitability {curve[0][1]:.4f}", flush=True)
     started = time.perf_counter()
     deadline = started + args.minutes * 60
     durations: list[float] = []
     while time.perf_counter() + STEP_GROWTH * max(durations[-3:], default=0.0) < deadline:
         step_started = time.perf_counter()
         report = await trainer.train_step()
-        curve.append((report.step, evaluate(tree, await policy_strategy(tree, live)).exploitability))
+        curve.append((report.step, await exploitability()))
         durations.append(time.perf_counter() - step_started)
         m = report.metrics
-        print(f"step {report.step}: exploitability {curve[-1][1]:.4f}  reward {m.get('reward/mean', float('nan')):+.3f}  "
-              f"{durations[-1]:.0f} s", flush=True)
+        shown = f"exploitability {curve[-1][1]:.4f}  " if tree is not None else ""
+        print(f"step {report.step}: {shown}reward {m.get('reward/mean', float('nan')):+.3f}  {durations[-1]:.0f} s", flush=True)
     final = trainer.run_dir / "final"
     trainer.learner.save_adapter(final)
     trainer.logger.close()
     return trainer, final, curve, time.perf_counter() - started
 
 
-async def play_hands(tree: object, subject: Policy, opponent: Policy, hands: int, seed: int, in_flight: int) -> dict:
-    """`hands` one-hand matches, subject in seat 0 on even hands; chips per hand with a 95% interval."""
+async def play_games(game_id: str, subject: Policy, opponent: Policy, games: int, seed: int, in_flight: int) -> dict:
+    """`games` matches, subject in seat 0 on even ones; its mean score (chips per hand in Kuhn) with
+    a 95% normal interval, and the share won (Kuhn) or not lost (Tic-Tac-Toe) with Wilson's."""
     semaphore = asyncio.Semaphore(in_flight)
 
-    async def one(i: int) -> float:
+    async def one(i: int) -> float | None:
         seat = i % 2
         seats = [opponent, opponent]
         seats[seat] = subject
         async with semaphore:
-            record = await play_match(make_game(GAME, 2, hands=1), seats, seed + i // 2, match_id=f"strategy-eval-{opponent.name}-{i}")
-        return float(record.outcome["scores"][seat]) if record.outcome else 0.0
+            record = await play_match(make_game(game_id, 2, **GAMES[game_id]), seats, seed + i // 2,
+                                      match_id=f"strategy-eval-{opponent.name}-{i}")
+        return float(record.outcome["scores"][seat]) if record.outcome else None
 
-    chips = await asyncio.gather(*(one(i) for i in range(hands)))
-    mean = statistics.fmean(chips)
-    half = 1.96 * statistics.stdev(chips) / math.sqrt(len(chips)) if len(chips) > 1 else float("nan")
-    return {"chips_per_hand": round(mean, 4), "ci95": [round(mean - half, 4), round(mean + half, 4)],
-            "hands": len(chips), "win_rate": round(sum(c > 0 for c in chips) / len(chips), 4)}
+    results = await asyncio.gather(*(one(i) for i in range(games)))
+    scores = [r for r in results if r is not None]
+    if not scores:
+        raise RuntimeError(f"none of the {games} evaluation games against {opponent.name} finished")
+    mean = statistics.fmean(scores)
+    half = 1.96 * statistics.stdev(scores) / math.sqrt(len(scores)) if len(scores) > 1 else float("nan")
+    # Kuhn: a hand is won when the subject gains chips; Tic-Tac-Toe: a game is not lost at 0.5 or 1
+    good = sum(s > 0 for s in scores) if game_id == "kuhn_poker" else sum(s >= 0.5 for s in scores)
+    low, high = wilson(good, len(scores))
+    return {"mean_score": round(mean, 4), "ci95": [round(mean - half, 4), round(mean + half, 4)], "games": len(scores),
+            "unfinished": games - len(scores), "good_rate": round(good / len(scores), 4), "good_rate_ci95": [round(low, 4), round(high, 4)]}
+
+
+def finite(value: float) -> float | None:
+    """JSON has no NaN: an undefined figure is null."""
+    return None if math.isnan(value) else round(value, 4)
 
 
 def plot(curve: list[tuple[int, float]], base: float, uniform: float, out: Path, title: str) -> None:
@@ -143,8 +176,8 @@ def plot(curve: list[tuple[int, float]], base: float, uniform: float, out: Path,
     plt.close(fig)
 
 
-async def run(args: argparse.Namespace) -> dict:
-    tree = build_tree(lambda: make_game(GAME, 2, hands=1))
+async def run_kuhn(args: argparse.Namespace) -> dict:
+    tree = build_tree(lambda: make_game("kuhn_poker", 2, hands=1))
     base = choice_policy(None, args.temperature, "base")
     bot = make_policy("bot")
     base_strategy, bot_strategy = await policy_strategy(tree, base), await policy_strategy(tree, bot)
@@ -156,8 +189,8 @@ async def run(args: argparse.Namespace) -> dict:
     trained_strategy = await policy_strategy(tree, trained)
     trained_eval = evaluate(tree, trained_strategy)
     eval_started = time.perf_counter()
-    vs_base = await play_hands(tree, trained, base, args.eval_hands, args.seed + 10_000, args.in_flight)
-    vs_bot = await play_hands(tree, trained, bot, args.eval_hands, args.seed + 20_000, args.in_flight)
+    vs_base = await play_games("kuhn_poker", trained, base, args.eval_games, args.seed + 10_000, args.in_flight)
+    vs_bot = await play_games("kuhn_poker", trained, bot, args.eval_games, args.seed + 20_000, args.in_flight)
     eval_s = time.perf_counter() - eval_started
     plot(curve, base_eval.exploitability, uniform, args.plot,
          f"Kuhn self-play in choice mode, SmolLM2-135M + LoRA ({trainer.step} steps, {train_s / 60:.1f} min)")
@@ -167,21 +200,48 @@ async def run(args: argparse.Namespace) -> dict:
     print(f"exploitability: base {base_eval.exploitability:.4f}  trained {trained_eval.exploitability:.4f}  ratio {ratio:.3f}")
     for label, result, exact in (("base", vs_base, chips_against(tree, trained_strategy, base_strategy)),
                                  ("bot", vs_bot, chips_against(tree, trained_strategy, bot_strategy))):
-        print(f"vs {label}: {result['chips_per_hand']:+.3f} chips/hand  95% CI {result['ci95']}  over {result['hands']} hands "
-              f"(exact expectation {exact:+.4f}); hands won {result['win_rate']:.3f}")
+        print(f"vs {label}: {result['mean_score']:+.3f} chips/hand  95% CI {result['ci95']}  over {result['games']} hands "
+              f"(exact expectation {exact:+.4f}); hands won {result['good_rate']:.3f} {result['good_rate_ci95']}")
     print(f"evaluation took {eval_s:.0f} s; curve: {args.plot}")
     return {
         "exploitability_base": round(base_eval.exploitability, 4),
         "exploitability_trained": round(trained_eval.exploitability, 4),
-        "exploitability_ratio": round(ratio, 4),
-        "chips_per_hand_vs_base": vs_base["chips_per_hand"],
+        "exploitability_ratio": finite(ratio),
+        "chips_per_hand_vs_base": vs_base["mean_score"],
         "chips_per_hand_vs_base_ci95": vs_base["ci95"],
-        "chips_per_hand_vs_bot": vs_bot["chips_per_hand"],
+        "hands_won_vs_base": vs_base["good_rate"],
+        "hands_won_vs_base_ci95": vs_base["good_rate_ci95"],
+        "chips_per_hand_vs_bot": vs_bot["mean_score"],
         "chips_per_hand_vs_bot_ci95": vs_bot["ci95"],
         "exact_chips_vs_base": round(chips_against(tree, trained_strategy, base_strategy), 4),
         "exact_chips_vs_bot": round(chips_against(tree, trained_strategy, bot_strategy), 4),
         "uniform_exploitability": round(uniform, 4),
-        "eval_hands": args.eval_hands,
+        "eval_hands": args.eval_games,
+        "unfinished_hands": vs_base["unfinished"] + vs_bot["unfinished"],
+        "train_steps": trainer.step,
+        "train_minutes": round(train_s / 60, 2),
+    }
+
+
+async def run_tictactoe(args: argparse.Namespace) -> dict:
+    base = choice_policy(None, args.temperature, "base")
+    bot = make_policy("bot")
+    before = await play_games("tictactoe", base, bot, args.eval_games, args.seed + 20_000, args.in_flight)
+    print(f"base model vs bot: draw-or-win {before['good_rate']:.3f} {before['good_rate_ci95']} over {before['games']} games", flush=True)
+    trainer, final, _curve, train_s = await train(args, None)
+    trainer.close()
+    trained = choice_policy(str(final), args.temperature, "trained")
+    after = await play_games("tictactoe", trained, bot, args.eval_games, args.seed + 20_000, args.in_flight)
+    print(f"\ntrained {trainer.step} steps in {train_s / 60:.1f} min; final adapter {final}")
+    print(f"trained vs bot: draw-or-win {after['good_rate']:.3f} {after['good_rate_ci95']} over {after['games']} games "
+          f"(before {before['good_rate']:.3f}; the best possible is 1.0)")
+    return {
+        "draw_or_win_vs_bot_base": before["good_rate"],
+        "draw_or_win_vs_bot_base_ci95": before["good_rate_ci95"],
+        "draw_or_win_vs_bot_trained": after["good_rate"],
+        "draw_or_win_vs_bot_trained_ci95": after["good_rate_ci95"],
+        "eval_games": args.eval_games,
+        "unfinished_games": before["unfinished"] + after["unfinished"],
         "train_steps": trainer.step,
         "train_minutes": round(train_s / 60, 2),
     }
@@ -189,8 +249,10 @@ async def run(args: argparse.Namespace) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--game", choices=sorted(GAMES), default="kuhn_poker")
     parser.add_argument("--minutes", type=float, default=45.0, help="training time budget (the issue allows at most 45 on 2 cores)")
-    parser.add_argument("--eval-hands", type=int, default=400, help="sampled hands against the base and against bot each")
+    parser.add_argument("--eval-games", type=int, default=None,
+                        help="evaluation games (Kuhn: hands) against each opponent; default 400 for Kuhn, 200 for Tic-Tac-Toe")
     parser.add_argument("--temperature", type=float, default=1.0, help="choice temperature in training and evaluation")
     parser.add_argument("--groups", type=int, default=4, help="deals per step (GRPO groups)")
     parser.add_argument("--group-size", type=int, default=8, help="hands per deal; both seats are trained")
@@ -198,15 +260,18 @@ def main() -> None:
     parser.add_argument("--in-flight", type=int, default=32, help="evaluation hands at once")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--runs", type=Path, default=ROOT / "runs")
-    parser.add_argument("--name", default="bench-strategy-kuhn")
-    parser.add_argument("--plot", type=Path, default=ROOT / "docs" / "img" / "strategy-kuhn.png")
+    parser.add_argument("--name", default=None, help="run folder under --runs (default bench-strategy-GAME)")
+    parser.add_argument("--plot", type=Path, default=ROOT / "docs" / "img" / "strategy-kuhn.png", help="Kuhn's exploitability curve")
     args = parser.parse_args()
-    if args.eval_hands < 2 or args.minutes <= 0:
-        parser.error("--eval-hands must be at least 2 and --minutes positive")
+    args.eval_games = args.eval_games or (400 if args.game == "kuhn_poker" else 200)
+    args.name = args.name or f"bench-strategy-{args.game}"
+    if args.eval_games < 2 or args.minutes <= 0:
+        parser.error("--eval-games must be at least 2 and --minutes positive")
     import shutil
 
     shutil.rmtree(args.runs / args.name, ignore_errors=True)  # each run starts from the base model
-    print(json.dumps(asyncio.run(run(args))))
+    runner = run_kuhn if args.game == "kuhn_poker" else run_tictactoe
+    print(json.dumps(asyncio.run(runner(args))))
 
 
 if __name__ == "__main__":
