@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from arena.match import MatchRecord
+from arena.redaction import redact
 from league.anchored import anchored_rating
 from league.results import GameResult, pairwise, standings
 from league.suites import Suite
@@ -148,7 +149,7 @@ def report_card(suite: Suite, candidate: str, spec: str, records: Iterable[Match
         rating = {"rating": round(fit.rating, 2), "lo": round(fit.lo, 2), "hi": round(fit.hi, 2), "comparisons": fit.comparisons}
     return {
         "schema": CARD_SCHEMA,
-        "suite": suite.name, "quick": quick, "policy": candidate, "spec": spec,
+        "suite": suite.name, "quick": quick, "policy": candidate, "spec": redact(spec),  # the card is exported and shown
         "matches": {"planned": planned, "finished": len(finished), "aborted": aborted},
         "complete": len(finished) + aborted >= planned,
         "overall": {**overall.summary(), **overall_turns.turn_summary(), "vs": {n: overall_vs[n].summary() for n in sorted(overall_vs)}},

@@ -56,10 +56,21 @@ def scrub(value: Any) -> Any:
     """What the store keeps of a config or notes: fields named like secrets dropped, every string
     through arena.redaction (the one place the rules live)."""
     if isinstance(value, dict):
-        return {str(k): scrub(v) for k, v in value.items() if not is_secret_name(str(k))}
+        return {
+            str(k): [_scrub_schedule_entry(m) for m in v] if str(k) == "matches" and isinstance(v, list) else scrub(v)
+            for k, v in value.items() if not is_secret_name(str(k))
+        }
     if isinstance(value, (list, tuple)):
         return [scrub(v) for v in value]
     return redact_data(value)
+
+
+def _scrub_schedule_entry(entry: Any) -> Any:
+    """One entry of a fixed schedule (`matches[]`): its `key` names the pairing, not a secret, so it
+    is kept (its value still redacted); every other field is scrubbed as usual."""
+    if not isinstance(entry, dict):
+        return scrub(entry)
+    return {str(k): redact_data(v) if str(k) == "key" else scrub(v) for k, v in entry.items() if str(k) == "key" or not is_secret_name(str(k))}
 
 
 def _clash(name: str, stored: str, wanted: str) -> str:
@@ -432,7 +443,9 @@ class Store:
             return list(s.scalars(query.order_by(RatingSnapshotRow.after_matches, RatingSnapshotRow.rank, RatingSnapshotRow.policy)))
 
     def _safe_url(self) -> str:
-        return self.engine.url.render_as_string(hide_password=True)
+        """The store's URL for messages and pages: SQLAlchemy hides the password, `redact` the rest
+        (a token in the query string, user-info it did not parse as a password)."""
+        return redact(self.engine.url.render_as_string(hide_password=True))
 
 
 _TURN_FIELDS = tuple(TurnRecord.__dataclass_fields__)

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from arena.redaction import redact
 from league.cli import DB_HELP, _fail, _store
 
 console = Console(highlight=False)
@@ -46,6 +47,12 @@ def suites_command() -> None:
         for ref in suite.references:
             refs.add_row(ref.name, ref.spec, "-" if ref.anchor is None else f"{ref.anchor:.1f}", ref.about)
         console.print(refs)
+        fit = suite.anchor_fit
+        if fit:
+            console.print(f"  anchors fitted {fit.get('date', '?')} from {fit.get('matches', '?')} reference matches "
+                          f"on {fit.get('machine', '?')}: {fit.get('command', '?')}", soft_wrap=True)
+        else:
+            console.print("  no anchors yet: cards of this suite have no rating", soft_wrap=True)
 
 
 def suite_command(
@@ -93,8 +100,10 @@ def suite_command(
     except (LeagueError, StoreError) as exc:
         raise _fail(f"suite {suite_name}: {exc}")
     if summary.interrupted or not card["complete"]:
-        flags = f"--policy {policy!r} --suite {suite_name}" + (" --quick" if quick else "") + (f" --db {db}" if db else "")
-        console.print(f"interrupted: {card['matches']['finished']} of {card['matches']['planned']} matches stored; resume with: arena eval suite {flags}", soft_wrap=True)
+        flags = redact(f"--policy {policy!r} --suite {suite_name}" + (" --quick" if quick else "") + (f" --db {db}" if db else ""))
+        # a --db URL may carry a password: redacted (the user retypes it)
+        console.print(redact(f"interrupted: {card['matches']['finished']} of {card['matches']['planned']} matches stored; resume with: arena eval suite {flags}"),
+                      soft_wrap=True, markup=False)
         raise typer.Exit(code=130)
     print_card(card)
     if json_path:

@@ -160,7 +160,13 @@ def anchor_league(suite: Suite) -> LeagueConfig:
 
 def _league(suite: Suite, league_name: str, extra: list[tuple[str, str]], matches: list[dict[str, Any]], quick: bool) -> LeagueConfig:
     games = suite.games_for(quick)
-    policies = [{"name": suite.store_name(r.name), "spec": r.spec, "meta": {"suite": suite.name, "reference": r.name}} for r in suite.references]
+    # Only references with a seat in the schedule: the runner builds every listed policy, and
+    # building the LLM reference loads its model, which a --quick run never plays.
+    seated = {name for match in matches for name in match["seats"]}
+    policies = [
+        {"name": suite.store_name(r.name), "spec": r.spec, "meta": {"suite": suite.name, "reference": r.name}}
+        for r in suite.references if suite.store_name(r.name) in seated
+    ]
     policies += [{"name": name, "spec": spec} for name, spec in extra]
     data = {
         "name": league_name, "seed": 0, "scheduler": "fixed", "concurrency": 8,

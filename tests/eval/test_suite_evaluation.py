@@ -30,14 +30,15 @@ def _evaluate(db: str, policy: str, tmp_path, *extra: str) -> dict:
 
 @pytest.fixture(scope="module")
 def quick_cards(tmp_path_factory):
-    """bot and random on --quick in one store, and bot again in a fresh store."""
+    """bot and random on --quick in one store, and both again in a fresh store."""
     tmp = tmp_path_factory.mktemp("eval")
-    shared = f"sqlite:///{tmp / 'shared.db'}"
+    shared, fresh = f"sqlite:///{tmp / 'shared.db'}", f"sqlite:///{tmp / 'fresh.db'}"
     return {
         "tmp": tmp, "shared": shared,
         "bot": _evaluate(shared, "bot", tmp),
         "random": _evaluate(shared, "random", tmp),
-        "bot_again": _evaluate(f"sqlite:///{tmp / 'fresh.db'}", "bot", tmp),
+        "bot_again": _evaluate(fresh, "bot", tmp),
+        "random_again": _evaluate(fresh, "random", tmp),
     }
 
 
@@ -47,13 +48,27 @@ def test_quick_cards_order_the_bot_above_random(quick_cards):
     assert bot["matches"]["finished"] == bot["matches"]["planned"] == len(evaluation_league(load_suite("core-v1"), "bot", "bot", quick=True).matches)
     assert bot["overall"]["score"] > rand["overall"]["score"]
     assert bot["overall"]["invalid_rate"] == 0.0
-    if bot["rating"]:
-        assert bot["rating"]["rating"] > rand["rating"]["rating"]
+    assert bot["rating"] and rand["rating"], "core-v1 ships frozen anchors, so every card has a rating"
+    assert bot["rating"]["rating"] > rand["rating"]["rating"]
+    assert bot["rating"]["comparisons"] > 0 and bot["rating"]["lo"] <= bot["rating"]["rating"] <= bot["rating"]["hi"]
     assert [g["game"] for g in bot["games"]] == load_suite("core-v1").quick.games
 
 
-def test_the_same_seeds_reproduce_the_card_exactly(quick_cards):
-    assert without_timing(quick_cards["bot"]) == without_timing(quick_cards["bot_again"])
+@pytest.mark.parametrize("policy", ["bot", "random"])
+def test_the_same_seeds_reproduce_the_card_exactly(quick_cards, policy):
+    """Same JSON, to the byte, in another store (latency aside)."""
+    first, again = (json.dumps(without_timing(quick_cards[k]), sort_keys=True) for k in (policy, f"{policy}_again"))
+    assert first == again
+
+
+def test_a_quick_run_builds_no_reference_it_never_plays():
+    """--quick plays the scripted references only, so it must not load the LLM reference's model."""
+    suite = load_suite("core-v1")
+    quick = evaluation_league(suite, "bot", "bot", quick=True)
+    seated = {name for match in quick.matches for name in match.seats}
+    assert {p.name for p in quick.policies} == seated == {"bot", *(suite.store_name(r) for r in suite.quick.references)}
+    full = evaluation_league(suite, "bot", "bot")
+    assert {p.name for p in full.policies} == {"bot", *(suite.store_name(r.name) for r in suite.references)}
 
 
 def test_anchors_and_earlier_cards_do_not_move_when_another_policy_is_evaluated(quick_cards, tmp_path):
@@ -62,7 +77,25 @@ def test_anchors_and_earlier_cards_do_not_move_when_another_policy_is_evaluated(
     _evaluate(shared, "random,seed=7", tmp_path, "--name", "third")
     after = _evaluate(shared, "bot", tmp_path)  # complete: re-read from the store, nothing replayed
     assert without_timing(after) == without_timing(before)
-    assert after["anchors"] == before["anchors"] == load_suite("core-v1").anchors()
+    suite = load_suite("core-v1")
+    assert set(suite.anchors()) == {r.name for r in suite.references}, "every reference of a released suite has an anchor"
+    assert after["anchors"] == before["anchors"] == suite.anchors()
+    assert before["rating"] is not None and after["rating"] == before["rating"]
+
+
+def test_league_status_reads_the_stored_fixed_schedule(quick_cards):
+    """The stored config keeps `matches[].key` (not taken for a secret), so it parses back and
+    `arena league status` shows the planned count, not `open`."""
+    store = Store(quick_cards["shared"])
+    [row] = [r for r in store.leagues() if r.name == "eval core-v1 quick: bot"]
+    store.close()
+    stored = parse_config(dict(row.config), row.name)
+    assert [m.key for m in stored.matches] == [m["key"] for m in evaluation_league(load_suite("core-v1"), "bot", "bot", quick=True).model_dump()["matches"]]
+    result = runner.invoke(app, ["league", "status", "--db", quick_cards["shared"]])
+    assert result.exit_code == 0, result.output
+    planned = quick_cards["bot"]["matches"]["planned"]
+    line = next(line for line in result.output.splitlines() if "quick: bot" in line)
+    assert line.split()[-6:-4] == [str(planned), str(planned)], line  # planned, finished
 
 
 def test_a_killed_evaluation_resumes_to_the_same_card(quick_cards, tmp_path):

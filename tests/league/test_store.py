@@ -167,6 +167,23 @@ def test_league_config_is_scrubbed_and_schedule_changes_refused(store):
         store.open_league("cfg", {}, "hash-b")
 
 
+def test_a_fixed_schedules_match_keys_are_kept_and_secrets_still_dropped():
+    """`key` names a secret in a policy's settings, but a fixed schedule's `matches[].key` is the
+    pairing's id: without it the stored config no longer parses and `league status` is wrong."""
+    config = {
+        "api_key": "sk-abcdefghijklmnop1234", "scheduler": "fixed",
+        "matches": [{"key": "tictactoe:1:seat0", "game": "tictactoe", "seats": ["a", "b"], "seed": 1, "token": "t"},
+                    {"key": "Bearer abcdef123", "game": "tictactoe", "seats": ["b", "a"], "seed": 1}],
+        "policies": [{"name": "a", "spec": "random", "meta": {"key": "hidden"}}],
+    }
+    assert scrub(config) == {
+        "scheduler": "fixed",
+        "matches": [{"key": "tictactoe:1:seat0", "game": "tictactoe", "seats": ["a", "b"], "seed": 1},
+                    {"key": "Bearer ***", "game": "tictactoe", "seats": ["b", "a"], "seed": 1}],
+        "policies": [{"name": "a", "spec": "random", "meta": {}}],
+    }
+
+
 def test_snapshots_replace_and_checkpoints_never_double(store):
     league = store.open_league("snap")
     row = {"game_id": "", "system": "elo", "after_matches": 10, "policy": "bot", "rating": 1.0, "lo": 1.0, "hi": 1.0, "rank": 1, "games": 3}

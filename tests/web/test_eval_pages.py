@@ -56,6 +56,9 @@ def test_a_policy_card_page_and_its_json_agree(eval_client):
     for game in ("tictactoe", "kuhn_poker", "liars_dice", "overall"):
         assert f"<td>{game}</td>" in page.text
     assert f"{100 * card['overall']['score']:.1f}%" in page.text
+    rating = card["rating"]  # core-v1 ships frozen anchors: the headline is on the page
+    assert rating and f"Anchored rating <strong>{rating['rating']:.0f}</strong> (95% CI {rating['lo']:.0f} .. {rating['hi']:.0f})" in page.text
+    assert f"{rating['rating']:.0f}</td>" in eval_client.get("/evals").text
 
 
 def test_an_unknown_evaluation_is_a_404(eval_client):
