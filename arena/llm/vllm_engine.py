@@ -43,15 +43,18 @@ has size 8 ... does not broadcast"), and LoRA must stay enabled for checkpoints 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import collections
 import concurrent.futures
 import importlib.metadata
 import importlib.util
 import itertools
+import logging
 import os
 import queue
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -170,6 +173,7 @@ class VLLMEngine:
         self._closed = False
         self._thread = threading.Thread(target=self._run, name="arena-vllm", daemon=True)
         self._thread.start()
+        _shut_down_at_exit(self)
 
     # ---------------------------------------------------------------- public API
 
@@ -291,7 +295,9 @@ class VLLMEngine:
         """Nothing per loop to stop: the engine thread serves every loop of the process."""
 
     def shutdown(self) -> None:
-        """Stop the engine thread and vLLM's engine core process."""
+        """Stop the engine thread and vLLM's engine core process (idempotent)."""
+        if self._closed:
+            return
         self._closed = True
         self._inbox.put(("stop", None))
         self._thread.join(timeout=30)
@@ -445,6 +451,32 @@ def starting_lora_rank(adapters: list[str] | None) -> int:
     if not allowed:
         raise VLLMUnavailable(f"LoRA rank {wanted} is above the {VLLM_LORA_RANKS[-1]} vLLM supports")
     return allowed[0]
+
+
+_LIVE: "weakref.WeakSet[VLLMEngine]" = weakref.WeakSet()
+_EXIT_HOOK: list[bool] = []
+
+
+def _shut_down_at_exit(engine: VLLMEngine) -> None:
+    """Stop `engine` when the process exits. vLLM's engine core is a child process that the
+    interpreter otherwise waits on for ever at exit: a league or an evaluation finished, printed
+    its table and never returned. Registered once, after vLLM has started (so after
+    multiprocessing's own exit hook, which joins children: atexit runs hooks last-in first-out)."""
+    _LIVE.add(engine)
+    if not _EXIT_HOOK:
+        _EXIT_HOOK.append(True)
+        atexit.register(shutdown_all)
+
+
+def shutdown_all() -> None:
+    """Shut down every vLLM engine of this process (atexit; also safe to call by hand). vLLM's
+    own notes on stopping its worker ("force killing remaining processes") are not for users."""
+    logging.getLogger("vllm").setLevel(logging.ERROR)
+    for engine in list(_LIVE):
+        try:
+            engine.shutdown()
+        except Exception:  # noqa: BLE001 - exiting: one engine's failure must not keep the others alive
+            pass
 
 
 _ENGINES: dict[str, VLLMEngine] = {}

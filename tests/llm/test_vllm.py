@@ -160,3 +160,27 @@ def test_an_adapter_above_the_engines_rank_is_refused_in_one_line(vllm_engine, t
 def test_engine_spec_is_checked():
     with pytest.raises(PolicySpecError, match="engine must be one of"):
         make_policy("local,engine=onnx")
+
+
+@pytest.mark.slow
+def test_a_command_that_started_vllm_exits_when_it_is_done():
+    """vLLM's engine core is a child process the interpreter waited on for ever at exit: a league
+    or an evaluation printed its table and never returned (and `make demo` with it). The engine
+    is shut down at exit; vLLM's own stopping notes are not shown."""
+    import os
+    import subprocess
+    import sys
+
+    from arena.llm.vllm_engine import vllm_missing_reason
+
+    reason = vllm_missing_reason()
+    if reason:
+        pytest.skip(reason)
+    env = dict(os.environ, ARENA_LOCAL_ENGINE="vllm", VLLM_CPU_KVCACHE_SPACE="1")  # beside the session's engine
+    command = [sys.executable, "-m", "llm_arena_cli", "play", "tictactoe", "-p", "local,max_new_tokens=8", "-p", "bot", "--seed", "1"]
+    try:
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=420)
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"arena play on vLLM did not exit within {exc.timeout} s")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "force killing" not in done.stdout + done.stderr
