@@ -128,9 +128,11 @@ class VLLMEngine:
         if reason:
             raise VLLMUnavailable(reason)
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(DEFAULT_KV_CACHE_GIB))
-        # vLLM logs start-up details and a stats line every 10 s at INFO, between our own output
-        # (progress bars, turns); warnings and errors still show. VLLM_LOGGING_LEVEL=INFO restores them.
-        os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
+        # vLLM logs start-up details and a stats line every 10 s at INFO, and a dozen start-up
+        # warnings no user can act on (no Triton on CPU, no tcmalloc preloaded, eager mode), all
+        # between our own output (progress bars, the league's table); errors still show.
+        # VLLM_LOGGING_LEVEL=WARNING or INFO brings them back.
+        os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
         started = time.perf_counter()
         from transformers import AutoConfig, AutoTokenizer
         from vllm import EngineArgs
