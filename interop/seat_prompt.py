@@ -6,6 +6,7 @@ reply parser, so a model trained in GEM or verifiers meets the prompts and parsi
 from __future__ import annotations
 
 import inspect
+from typing import Callable
 
 from arena.llm.parsing import ParsedMove, parse_move
 from arena.llm.prompting import Mode, answer_format, legal_moves_line, rethinking_note
@@ -29,9 +30,15 @@ def intro(view: SeatView, game_name: str) -> str:
     )
 
 
-def turn_text(view: SeatView) -> str:
-    """One turn: the game's feedback on a rejected reply, the view, the legal moves, the format.
-    Once the episode is over: the final view and the outcome."""
+def text_answer(legal_moves: list[str] | None) -> str:
+    """How a text-mode reply states its move (the league's own sentence)."""
+    return answer_format(Mode.TEXT, legal_moves)
+
+
+def turn_text(view: SeatView, answer: Callable[[list[str] | None], str] = text_answer) -> str:
+    """One turn: the game's feedback on a rejected reply, the view, the legal moves, how to answer
+    (`answer`; a tool-calling environment says to call its tool). Once the episode is over: the
+    final view and the outcome."""
     if view.done:
         outcome = view.outcome or {}
         reason = outcome.get("reason") or view.status
@@ -42,7 +49,7 @@ def turn_text(view: SeatView) -> str:
     parts.append(view.text.strip())
     if view.legal_moves is not None:
         parts.append(legal_moves_line(view.legal_moves))
-    parts.append(answer_format(Mode.TEXT, view.legal_moves))
+    parts.append(answer(view.legal_moves))
     return "\n\n".join(parts)
 
 

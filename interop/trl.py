@@ -35,12 +35,12 @@ import threading
 import weakref
 from typing import Any, Callable, Coroutine, Sequence, TypeVar
 
-from arena.llm.prompting import Mode, TOOL_NAME, answer_format, legal_moves_line, rethinking_note
+from arena.llm.prompting import Mode, TOOL_NAME, answer_format
 from arena.match import MatchRecord
 from arena.policy import PolicySpec
 from arena.seat_session import SeatSession, SeatView
 from games.registry import make_game
-from interop.seat_prompt import intro
+from interop.seat_prompt import intro, turn_text
 
 PLAYER_NAME = "trl-player"  # the trained seat's policy name in its MatchRecords
 REFUSED_KINDS = frozenset({"human"})  # would wait on a terminal in the middle of training
@@ -185,21 +185,16 @@ class ArenaGameEnv:
         return self._session.state()
 
 
+def _tool_answer(legal_moves: list[str] | None) -> str:
+    """How a reply states its move here: by calling the tool."""
+    if legal_moves is not None:
+        return answer_format(Mode.TOOLS, legal_moves)
+    return f"Call the function `{TOOL_NAME}` with your move or message, written exactly as the rules describe."
+
+
 def _turn_text(view: SeatView) -> str:
-    """One turn as the tool answers it: feedback on a rejected move, the view, the legal moves and
-    how to answer (by calling the tool), or the final view and the score."""
-    if view.done:
-        reason = (view.outcome or {}).get("reason") or view.status
-        return f"{view.text.strip()}\n\nThe game is over ({reason}). Your score: {view.reward:g}."
-    parts: list[str] = []
-    if view.feedback and view.attempt > 0:
-        parts.append(rethinking_note(view.feedback))
-    parts.append(view.text.strip())
-    if view.legal_moves is not None:
-        parts += [legal_moves_line(view.legal_moves), answer_format(Mode.TOOLS, view.legal_moves)]
-    else:
-        parts.append(f"Call the function `{TOOL_NAME}` with your move or message, written exactly as the rules describe.")
-    return "\n\n".join(parts)
+    """One turn as the tool answers it: the league's turn text, answered by calling the tool."""
+    return turn_text(view, answer=_tool_answer)
 
 
 def environment_factory(

@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence
 
 from arena.match import MatchRecord
 from trainer.config import TrainConfig
-from trainer.rollouts import GamePlan, OpponentCache, RolloutResult, TrainingPolicy, play_games
+from trainer.rollouts import GamePlan, OpponentCache, RolloutResult, TrainingPolicy, play_games, save_adapter_version
 
 KEEP_VERSIONS = 2  # published adapter folders kept on disk (the newest is what collectors hold)
 
@@ -99,12 +99,7 @@ class RayRollouts:
 
     def _save(self, learner: Any, step: int) -> str:
         """The learner's adapter as folder vSTEP (complete before it has its name)."""
-        final = self.folder / f"v{step}"
-        partial = final.with_name(final.name + ".partial")
-        shutil.rmtree(partial, ignore_errors=True)
-        learner.save_adapter(partial)
-        shutil.rmtree(final, ignore_errors=True)
-        partial.rename(final)
+        final = save_adapter_version(learner, self.folder, step)
         self.published.append(final)
         return str(final.resolve())
 

@@ -133,6 +133,18 @@ class TrainingPolicy(LocalPolicy):
         return meta
 
 
+def save_adapter_version(learner: Any, folder: Path, step: int) -> Path:
+    """The learner's adapter saved as `folder/vSTEP`, complete before it has that name (a reader
+    never loads half a folder): the version samplers load after an update."""
+    final = folder / f"v{step}"
+    partial = final.with_name(final.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    learner.save_adapter(partial)
+    shutil.rmtree(final, ignore_errors=True)
+    partial.rename(final)
+    return final
+
+
 class VLLMAdapterSync:
     """Keeps the vLLM engine's live adapter equal to the learner's.
 
@@ -150,12 +162,7 @@ class VLLMAdapterSync:
 
     def publish(self, learner: Any, step: int) -> str:
         """Returns the LoRA name the engine uses for the live adapter from now on."""
-        final = self.folder / f"v{step}"
-        partial = final.with_name(final.name + ".partial")
-        shutil.rmtree(partial, ignore_errors=True)
-        learner.save_adapter(partial)
-        shutil.rmtree(final, ignore_errors=True)
-        partial.rename(final)
+        final = save_adapter_version(learner, self.folder, step)
         self.engine.reload_adapter(self.live_key, weights_from=str(final))
         if final in self.published:
             self.published.remove(final)
