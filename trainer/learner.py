@@ -238,8 +238,9 @@ class Learner:
         returns the sampler/learner mismatch over the samples that carry the sampler's log-probs."""
         self.model.eval()
         micro = self.settings.micro_batch_size
-        for start in range(0, len(samples), micro):
-            chunk = samples[start : start + micro]
+        grouped = by_prompt(samples)
+        for start in range(0, len(grouped), micro):
+            chunk = grouped[start : start + micro]
             logps, mask, _ = self._forward_logps(chunk)
             ref = None
             if need_ref:
@@ -299,8 +300,9 @@ class Learner:
         denominator = normaliser(mask_all, s.loss_norm, self.max_new_tokens)
         self.optimizer.zero_grad(set_to_none=True)
         agg = {"loss": 0.0, "clip_fraction": 0.0, "approx_kl": 0.0, "kl": 0.0, "entropy": 0.0, "tokens": 0.0}
-        for start in range(0, len(minibatch), s.micro_batch_size):
-            micro = minibatch[start : start + s.micro_batch_size]
+        grouped = by_prompt(minibatch)
+        for start in range(0, len(grouped), s.micro_batch_size):
+            micro = grouped[start : start + s.micro_batch_size]
             new_logps, mask, entropy = self._forward_logps(micro, with_entropy=True)
             old = _stack([x.old_logps for x in micro], mask)
             ref = _stack([x.ref_logps for x in micro], mask) if need_ref else None
@@ -336,6 +338,15 @@ class Learner:
             "grad_norm": float(grad_norm),
             "tokens": agg["tokens"],
         }
+
+
+def by_prompt(samples: Sequence[Sample]) -> list[Sample]:
+    """The samples ordered by their prompt ids, so each micro-batch holds rows that share the
+    longest prefixes: `_forward_logps` runs a micro-batch's common prefix once. Seats' system
+    prompts differ in their first line (the role), so a shuffled minibatch of a two-seat game
+    shared almost nothing and paid for the whole rules in every row. Only the micro-batches'
+    composition changes: a minibatch's loss is their sum, the same up to float rounding."""
+    return sorted(samples, key=lambda sample: sample.prompt_ids)
 
 
 def sampler_mismatch(samples: Sequence[Sample], s: AlgorithmSettings) -> dict[str, float]:

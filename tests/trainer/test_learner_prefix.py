@@ -55,3 +55,27 @@ def test_shared_prefix_gives_the_same_logps_and_gradients(tmp_path, monkeypatch)
     for key in plain_grads:
         torch.testing.assert_close(shared_grads[key], plain_grads[key], atol=1e-5, rtol=2e-3)
     assert any(g.abs().sum() > 0 for g in plain_grads.values())
+
+
+def test_micro_batches_hold_rows_that_share_a_system_prompt(tmp_path, monkeypatch):
+    """Two seats' prompts differ in the system prompt's first line: a shuffled minibatch shared
+    nothing and paid for the rules in every row. Rows are grouped by prompt before they are cut
+    into micro-batches, in the update and in the log-probs taken before it."""
+    from arena.llm.engine import get_engine
+
+    write_initial_adapter("local", LoraSettings(r=4, alpha=8, target_modules=["q_proj", "v_proj"]), tmp_path / "adapter", seed=3)
+    engine = get_engine("local")
+    learner = Learner(engine, tmp_path / "adapter", AlgorithmSettings(micro_batch_size=2, minibatch_size=4, epochs=1), temperature=1.0, max_new_tokens=8)
+    tokenizer = engine.tokenizer
+    samples = []
+    for seat in (0, 1, 0, 1):  # interleaved, as a shuffle leaves them
+        chat = [{"role": "system", "content": f"You are player {seat}. " + SYSTEM}, {"role": "user", "content": f"Seat {seat}, turn {len(samples)}."}]
+        prompt = list(tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=True, return_dict=True)["input_ids"])
+        samples.append(Sample(prompt, tokenizer(" [4]")["input_ids"] + [tokenizer.eos_token_id], advantage=1.0 - seat))
+    chunks = []
+    original = learner._forward_logps
+    monkeypatch.setattr(learner, "_forward_logps", lambda micro, **k: chunks.append(list(micro)) or original(micro, **k))
+    learner.update(samples, __import__("random").Random(0))
+    assert len(chunks) == 6  # before the update: old and base log-probs, two micro-batches each; then two in it
+    for chunk in chunks:
+        assert learner_module.shared_prefix_length([s.prompt_ids for s in chunk]) >= learner_module.MIN_SHARED_PREFIX
