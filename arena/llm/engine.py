@@ -74,6 +74,8 @@ class Generation:
     # at the request's temperature.
     option_logprobs: list[float] | None = None
     completion_logprobs: list[float] | None = None
+    # vLLM: prompt tokens served from its prefix cache for this request (None: the engine has none).
+    cached_prompt_tokens: int | None = None
 
 
 class PromptTooLong(ValueError):

