@@ -8,7 +8,8 @@ trainable and optimises it between rollout phases. The KL reference is the base 
 
 The update is PPO-style: sampling log-probs are computed once per batch (before any step, so they
 are the behaviour policy's), then `epochs` passes over shuffled minibatches, each minibatch
-accumulated over micro-batches, gradient-norm clipped, one AdamW step.
+accumulated over micro-batches (cut from its rows sorted by prompt, `by_prompt`, so shared
+prefixes run once), gradient-norm clipped, one AdamW step.
 
 When the replies were sampled by another engine (vLLM), the samples carry that engine's log-prob
 of each sampled token. `prepare` measures the sampler/learner mismatch against the learner's own

@@ -108,18 +108,22 @@ def vllm_missing_reason() -> str | None:
     return None
 
 
+def _positive_env_int(name: str, unit: str = "") -> int | None:
+    """The positive whole number in $`name`, None when unset; anything else is refused in one line."""
+    configured = os.environ.get(name, "").strip()
+    if not configured:
+        return None
+    if not configured.isdigit() or int(configured) < 1:
+        raise VLLMUnavailable(f"${name} must be a positive whole number{unit}, not {configured!r}")
+    return int(configured)
+
+
 def _block_size() -> int | None:
     """The KV block size to start vLLM with: $ARENA_VLLM_BLOCK_SIZE, else `CPU_BLOCK_SIZE` on the
     CPU build, else vLLM's own default (None)."""
-    configured = os.environ.get(BLOCK_SIZE_ENV, "").strip()
-    if configured:
-        try:
-            size = int(configured)
-        except ValueError:
-            size = 0
-        if size <= 0:
-            raise VLLMUnavailable(f"${BLOCK_SIZE_ENV} must be a positive whole number of tokens, not {configured!r}")
-        return size
+    configured = _positive_env_int(BLOCK_SIZE_ENV, " of tokens")
+    if configured is not None:
+        return configured
     from vllm.platforms import current_platform
 
     return CPU_BLOCK_SIZE if current_platform.is_cpu() else None
@@ -469,12 +473,8 @@ def adapter_rank(folder: str) -> int:
 def starting_lora_rank(adapters: list[str] | None) -> int:
     """max_lora_rank for a new engine: $ARENA_VLLM_MAX_LORA_RANK, else the largest rank of
     `adapters`, at least MIN_LORA_RANK."""
-    override = os.environ.get(RANK_ENV, "").strip()
-    if override:
-        if not override.isdigit() or int(override) < 1:
-            raise VLLMUnavailable(f"${RANK_ENV}={override!r}: must be a positive whole number")
-        wanted = int(override)
-    else:
+    wanted = _positive_env_int(RANK_ENV)
+    if wanted is None:
         wanted = max([MIN_LORA_RANK, *(adapter_rank(adapter_key(a)) for a in adapters or [])])
     allowed = [r for r in VLLM_LORA_RANKS if r >= wanted]
     if not allowed:
