@@ -219,7 +219,7 @@ class Learner:
             inputs: dict[str, Any] = {"input_ids": ids, "attention_mask": attention, "position_ids": positions}
             if shared:
                 prefix_extra = {"adapter_names": adapter_names[:1]} if adapter_names is not None else {}
-                cache = self.model(input_ids=ids[:1, :shared], use_cache=True, **prefix_extra).past_key_values
+                cache = self.model(input_ids=ids[:1, :shared], use_cache=True, logits_to_keep=1, **prefix_extra).past_key_values
                 cache.batch_repeat_interleave(len(samples))
                 inputs = {"input_ids": ids[:, shared:], "attention_mask": attention, "position_ids": positions[:, shared:], "past_key_values": cache}
             # only the last C+1 positions' logits are needed: position P-1+j predicts reply token j

@@ -3,8 +3,9 @@
 Concurrent matches (and `arena serve-model` clients) call `chat` / `choose`; each call puts a
 request on the engine's queue and awaits its future. A worker task collects what is queued, waits
 briefly for stragglers, and runs the batch on one dedicated thread so the event loop keeps serving:
-ONE `generate` for all free-text requests of the batch (left padding) and one prefill + one
-scoring forward for all constrained choices. Then it resolves every future.
+ONE `generate` for all free-text requests of the batch (left padding) and, per group of
+constrained choices that share a prompt prefix, one prefill + one scoring forward. Then it resolves
+every future.
 
 Why one generate fits requests with different settings:
 - Sampling is done per row by `_RowSampler`, a logits processor that applies each row's own
@@ -426,7 +427,7 @@ class LocalEngine:
         """The KV cache of `prefix`, computed once per distinct adapter, then one row per request."""
         distinct = sorted(set(names))
         ids = torch.tensor([prefix] * len(distinct), dtype=torch.long, device=self.device)
-        out = self.model(input_ids=ids, use_cache=True, **self._adapter_kwargs(distinct))
+        out = self.model(input_ids=ids, use_cache=True, logits_to_keep=1, **self._adapter_kwargs(distinct))
         cache = out.past_key_values
         cache.batch_select_indices(torch.tensor([distinct.index(n) for n in names], device=self.device))
         return cache
@@ -495,34 +496,57 @@ class LocalEngine:
 
     def _choose(self, requests: list[_Request]) -> list[tuple[str, Generation]]:
         vocab = int(self.model.config.vocab_size)
-        results: list[tuple[str, Generation]] = []
-        chunk: list[_Request] = []
-        load = 0
-        for request in requests:  # chunks bound the option log-prob tensor's size
-            cost = len(request.option_ids) * max(len(ids) for ids in request.option_ids) * vocab
-            if chunk and load + cost > LOGITS_BUDGET_FLOATS:
-                results.extend(self._choose_chunk(chunk))
-                chunk, load = [], 0
-            chunk.append(request)
-            load += cost
-        if chunk:
-            results.extend(self._choose_chunk(chunk))
-        return results
+        results: dict[int, tuple[str, Generation]] = {}
+        # Seats' prompts differ from their first line (the role), so a batch of both seats' moves
+        # shares almost nothing: group the requests whose prompts share a prefix, and each group's
+        # chunks prefill that prefix once.
+        for group in prefix_groups([r.prompt_ids for r in requests]):
+            chunk: list[int] = []
+            load = 0
+            for i in group:  # chunks bound the option log-prob tensor's size
+                cost = len(requests[i].option_ids) * max(len(ids) for ids in requests[i].option_ids) * vocab
+                if chunk and load + cost > LOGITS_BUDGET_FLOATS:
+                    results.update(zip(chunk, self._choose_chunk([requests[j] for j in chunk])))
+                    chunk, load = [], 0
+                chunk.append(i)
+                load += cost
+            results.update(zip(chunk, self._choose_chunk([requests[j] for j in chunk])))
+        return [results[i] for i in range(len(requests))]
+
+    def _prefill_prompts(self, requests: list[_Request]) -> tuple[torch.Tensor, torch.Tensor, Any]:
+        """The next-token log-probs after each prompt [rows, vocab], the prompts' attention mask and
+        their KV cache. A prefix all prompts share is computed once per adapter (middle padding:
+        prefix | pads | own suffix; positions come from the mask, so pads are invisible)."""
+        prompts = [r.prompt_ids for r in requests]
+        names = [r.adapter for r in requests]
+        shared = shared_prefix_length(prompts) if len(prompts) > 1 else 0
+        if shared < MIN_SHARED_PREFIX:
+            shared = 0
+        input_ids, attention_mask = self._middle_pad(prompts, shared) if shared else self._left_pad(prompts)
+        positions = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+        cache = None
+        if shared:
+            cache = self._prefill_prefix(prompts[0][:shared], names)
+            self.stats.shared_prefix_tokens += shared * (len(prompts) - 1)
+        out = self.model(
+            input_ids=input_ids[:, shared:],
+            attention_mask=attention_mask,
+            position_ids=positions[:, shared:],
+            past_key_values=cache,
+            use_cache=True,
+            logits_to_keep=1,  # only the last position's: a [rows, prompt, vocab] tensor is GBs
+            **self._adapter_kwargs(names),
+        )
+        return out.logits[:, -1, :].float().log_softmax(-1), attention_mask, out.past_key_values
 
     def _choose_chunk(self, requests: list[_Request]) -> list[tuple[str, Generation]]:
-        # 1) Prefill every prompt once (left padded; positions from the mask so padding is invisible).
-        input_ids, attention_mask = self._left_pad([r.prompt_ids for r in requests])
-        positions = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+        # 1) Prefill every prompt once.
+        first_logprobs, attention_mask, cache = self._prefill_prompts(requests)
         names = [r.adapter for r in requests]
-        out = self.model(
-            input_ids=input_ids, attention_mask=attention_mask, position_ids=positions, use_cache=True, **self._adapter_kwargs(names)
-        )
-        first_logprobs = out.logits[:, -1, :].float().log_softmax(-1)
-        cache = out.past_key_values
         # 2) One row per (request, option): reuse the prompt's cache, feed the option's tokens.
         owner = [i for i, r in enumerate(requests) for _ in r.option_ids]
         option_ids = [ids for r in requests for ids in r.option_ids]
-        index = torch.tensor(owner, device=input_ids.device)
+        index = torch.tensor(owner, device=attention_mask.device)
         cache.batch_select_indices(index)
         width = max(len(ids) for ids in option_ids)
         opt = torch.full((len(option_ids), width), self.tokenizer.pad_token_id, dtype=torch.long)
@@ -603,6 +627,30 @@ def end_of_turn_ids(base: str, tokenizer: Any, configured: Any) -> list[int]:
     if not ids:
         raise ModelNotAvailable(f"model {base!r} defines no end-of-sequence token")
     return ids
+
+
+def prefix_groups(sequences: list[list[int]]) -> list[list[int]]:
+    """Indices of `sequences` in groups whose members share at least MIN_SHARED_PREFIX leading
+    tokens (sorted order puts them next to each other); a sequence that shares less with its
+    neighbours is a group of its own."""
+    order = sorted(range(len(sequences)), key=lambda i: sequences[i])
+    groups: list[list[int]] = []
+    common = 0  # the prefix the current group shares
+    for previous, i in zip([None, *order], order):
+        if previous is not None:
+            shared = min(common, _common_length(sequences[previous], sequences[i]))
+            if shared >= MIN_SHARED_PREFIX:
+                groups[-1].append(i)
+                common = shared
+                continue
+        groups.append([i])
+        common = len(sequences[i])
+    return groups
+
+
+def _common_length(a: list[int], b: list[int]) -> int:
+    n = min(len(a), len(b))
+    return next((k for k in range(n) if a[k] != b[k]), n)
 
 
 def shared_prefix_length(sequences: list[list[int]]) -> int:

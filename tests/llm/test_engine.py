@@ -125,3 +125,35 @@ async def test_shared_system_prompt_is_prefilled_once_with_the_same_result(engin
     assert engine.stats.shared_prefix_tokens - saved >= 2 * 32
     alone = [await engine.chat(m, GREEDY) for m in prompts]
     assert [g.text for g in batched] == [g.text for g in alone]
+
+
+def test_prefix_groups_put_prompts_that_share_a_prefix_together():
+    from arena.llm.engine import MIN_SHARED_PREFIX, prefix_groups
+
+    rules = list(range(100, 100 + MIN_SHARED_PREFIX + 5))
+    seat0 = [[1, *rules, 7], [1, *rules, 8, 9]]
+    seat1 = [[2, *rules, 7]]
+    short = [[1, 5]]
+    prompts = [seat1[0], seat0[0], short[0], seat0[1]]
+    groups = prefix_groups(prompts)
+    assert sorted(sorted(g) for g in groups) == [[0], [1, 3], [2]]
+    assert prefix_groups([[4, 5]]) == [[0]]
+
+
+@pytest.mark.slow
+async def test_choose_shares_each_seats_prefix_and_scores_as_alone(engine):
+    """Both seats' moves in one batch: each seat's prompts prefill their common prefix once, and
+    every option scores as it does alone (one request, no shared prefix), to float rounding."""
+    rules = "Three marks in a row win; players alternate; a full board is a draw. " * 4
+    prompts = [
+        [{"role": "system", "content": f"You play Tic-Tac-Toe as {mark}. {rules}"}, {"role": "user", "content": f"Turn {i}: pick a free cell."}]
+        for mark in ("X", "O")
+        for i in range(2)
+    ]
+    options = ["4", "[4]", "centre"]
+    saved = engine.stats.shared_prefix_tokens
+    batched = await asyncio.gather(*[engine.choose(m, options) for m in prompts])
+    assert engine.stats.shared_prefix_tokens - saved >= 2 * 32  # one shared prefix per seat
+    for messages, (_, together) in zip(prompts, batched):
+        _, alone = await engine.choose(messages, options)
+        assert together.option_logprobs == pytest.approx(alone.option_logprobs, abs=1e-4)
