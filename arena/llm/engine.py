@@ -423,6 +423,22 @@ class LocalEngine:
             mask[row, width - len(suffix):] = 1
         return ids.to(self.device), mask.to(self.device)
 
+    def _pad_sharing_prefix(self, requests: list[_Request]) -> tuple[torch.Tensor, torch.Tensor, Any, int]:
+        """The batch's prompts as (input_ids, attention_mask, prefix KV cache or None, its length).
+
+        Prompts of concurrent matches share their system prompt: when they share at least
+        MIN_SHARED_PREFIX tokens, its KV is computed once per adapter and the rows are padded in
+        the middle (prefix | pads | own suffix) so every row reuses it; else they are left padded."""
+        prompts = [r.prompt_ids for r in requests]
+        shared = shared_prefix_length(prompts) if len(prompts) > 1 else 0
+        if shared < MIN_SHARED_PREFIX:
+            input_ids, attention_mask = self._left_pad(prompts)
+            return input_ids, attention_mask, None, 0
+        input_ids, attention_mask = self._middle_pad(prompts, shared)
+        cache = self._prefill_prefix(prompts[0][:shared], [r.adapter for r in requests])
+        self.stats.shared_prefix_tokens += shared * (len(prompts) - 1)
+        return input_ids, attention_mask, cache, shared
+
     def _prefill_prefix(self, prefix: list[int], names: list[str]) -> Any:
         """The KV cache of `prefix`, computed once per distinct adapter, then one row per request."""
         distinct = sorted(set(names))
@@ -438,17 +454,8 @@ class LocalEngine:
     def _generate(self, requests: list[_Request]) -> list[Generation]:
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
-        prompts = [r.prompt_ids for r in requests]
-        shared = shared_prefix_length(prompts) if len(prompts) > 1 else 0
-        prefix_kwargs: dict[str, Any] = {}
-        if shared >= MIN_SHARED_PREFIX:
-            # Prompts of concurrent matches share their system prompt: compute its KV once per
-            # adapter and pad in the middle (prefix | pads | own suffix) so every row reuses it.
-            input_ids, attention_mask = self._middle_pad(prompts, shared)
-            prefix_kwargs["past_key_values"] = self._prefill_prefix(prompts[0][:shared], [r.adapter for r in requests])
-            self.stats.shared_prefix_tokens += shared * (len(prompts) - 1)
-        else:
-            input_ids, attention_mask = self._left_pad(prompts)
+        input_ids, attention_mask, prefix_cache, _ = self._pad_sharing_prefix(requests)
+        prefix_kwargs: dict[str, Any] = {"past_key_values": prefix_cache} if prefix_cache is not None else {}
         budgets = [r.params.max_new_tokens for r in requests]
         generators: list[torch.Generator] = []
         for r in requests:
@@ -515,19 +522,10 @@ class LocalEngine:
 
     def _prefill_prompts(self, requests: list[_Request]) -> tuple[torch.Tensor, torch.Tensor, Any]:
         """The next-token log-probs after each prompt [rows, vocab], the prompts' attention mask and
-        their KV cache. A prefix all prompts share is computed once per adapter (middle padding:
-        prefix | pads | own suffix; positions come from the mask, so pads are invisible)."""
-        prompts = [r.prompt_ids for r in requests]
+        their KV cache; a prefix all prompts share is computed once (`_pad_sharing_prefix`)."""
         names = [r.adapter for r in requests]
-        shared = shared_prefix_length(prompts) if len(prompts) > 1 else 0
-        if shared < MIN_SHARED_PREFIX:
-            shared = 0
-        input_ids, attention_mask = self._middle_pad(prompts, shared) if shared else self._left_pad(prompts)
+        input_ids, attention_mask, cache, shared = self._pad_sharing_prefix(requests)
         positions = (attention_mask.cumsum(-1) - 1).clamp(min=0)
-        cache = None
-        if shared:
-            cache = self._prefill_prefix(prompts[0][:shared], names)
-            self.stats.shared_prefix_tokens += shared * (len(prompts) - 1)
         out = self.model(
             input_ids=input_ids[:, shared:],
             attention_mask=attention_mask,
@@ -638,7 +636,7 @@ def prefix_groups(sequences: list[list[int]]) -> list[list[int]]:
     common = 0  # the prefix the current group shares
     for previous, i in zip([None, *order], order):
         if previous is not None:
-            shared = min(common, _common_length(sequences[previous], sequences[i]))
+            shared = min(common, shared_prefix_length([sequences[previous], sequences[i]]))
             if shared >= MIN_SHARED_PREFIX:
                 groups[-1].append(i)
                 common = shared
@@ -646,11 +644,6 @@ def prefix_groups(sequences: list[list[int]]) -> list[list[int]]:
         groups.append([i])
         common = len(sequences[i])
     return groups
-
-
-def _common_length(a: list[int], b: list[int]) -> int:
-    n = min(len(a), len(b))
-    return next((k for k in range(n) if a[k] != b[k]), n)
 
 
 def shared_prefix_length(sequences: list[list[int]]) -> int:
