@@ -37,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.exploitability import build_tree, chips_against, evaluate, policy_strategy, uniform_strategy  # noqa: E402
+from arena.exploitability import build_tree, chips_against, evaluate, infoset_labels, policy_strategy, uniform_strategy  # noqa: E402
 from arena.match import play_match  # noqa: E402
 from arena.policy import Policy, make_policy  # noqa: E402
 from games.registry import make_game  # noqa: E402
@@ -79,12 +79,15 @@ def build_config(args: argparse.Namespace) -> dict:
             "loss_norm": "sequence",  # a move is one decision, however many tokens it has
             "epochs": 1,  # on 2 cores fresh hands beat a second pass over old ones
             "minibatch_size": 64,
-            "micro_batch_size": 8,  # 16 peaked at 17.7 GiB; rows sorted by prompt share the rules prefix (trainer.learner.by_prompt)
+            "micro_batch_size": 16,  # decisions per forward; each seat's rules run once per micro-batch (trainer.learner.micro_batches)
             "learning_rate": args.learning_rate,
             # KL to the base model (the "magnet" of magnetic mirror descent): without it one step at
             # 3e-3 collapsed the policy to always check / always call, and nothing was drawn after
             "kl_coef": args.kl_coef,
             "kl_reference": "base",
+            # exact entropy of each draw among the legal moves: resists collapsing onto one move
+            # for every state before the advantages tell the states apart
+            "entropy_coef": args.entropy_coef,
         },
         "checkpoint": {"every": 100_000, "register_in_league": False},
         "logging": {"wandb": False},
@@ -184,6 +187,15 @@ def plot(curve: list[tuple[int, float]], base: float, uniform: float, out: Path,
     plt.close(fig)
 
 
+def print_strategies(tree: object, base: dict, trained: dict) -> None:
+    """What changed, information set by information set: each move's probability, base -> trained."""
+    labels = infoset_labels(tree)
+    print("\nmove probabilities, base -> trained:")
+    for key in sorted(base, key=lambda k: (k[0], labels[k])):
+        moves = "  ".join(f"{move} {base[key][move]:.3f} -> {trained[key][move]:.3f}" for move in base[key])
+        print(f"  player {key[0]}  {labels[key]}:  {moves}")
+
+
 async def run_kuhn(args: argparse.Namespace) -> dict:
     tree = build_tree(lambda: make_game("kuhn_poker", 2, hands=1))
     base = choice_policy(None, args.temperature, "base")
@@ -211,6 +223,7 @@ async def run_kuhn(args: argparse.Namespace) -> dict:
         print(f"vs {label}: {result['mean_score']:+.3f} chips/hand  95% CI {result['ci95']}  over {result['games']} hands "
               f"(exact expectation {exact:+.4f}); hands won {result['good_rate']:.3f} {result['good_rate_ci95']}")
     print(f"evaluation took {eval_s:.0f} s; curve: {args.plot}")
+    print_strategies(tree, base_strategy, trained_strategy)
     return {
         "exploitability_base": round(base_eval.exploitability, 4),
         "exploitability_trained": round(trained_eval.exploitability, 4),
@@ -261,13 +274,16 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=45.0, help="training time budget (the issue allows at most 45 on 2 cores)")
     parser.add_argument("--eval-games", type=int, default=None,
                         help="evaluation games (Kuhn: hands) against each opponent; default 400 for Kuhn, 200 for Tic-Tac-Toe")
-    parser.add_argument("--temperature", type=float, default=1.0, help="choice temperature of the policies evaluated (exploitability, games)")
+    parser.add_argument("--temperature", type=float, default=None,
+                        help="choice temperature of the policies evaluated (exploitability, games); default: the training one, "
+                             "the policy self-play optimises and its checkpoints play at")
     parser.add_argument("--train-temperature", type=float, default=None,
                         help="choice temperature of self-play's draws (default: 5 in Kuhn, where the base all but never deviates at 1; 1 in Tic-Tac-Toe)")
     parser.add_argument("--groups", type=int, default=4, help="deals per step (GRPO groups)")
     parser.add_argument("--group-size", type=int, default=4, help="hands per deal; both seats are trained")
     parser.add_argument("--learning-rate", type=float, default=5e-4)
-    parser.add_argument("--kl-coef", type=float, default=0.1, help="KL penalty to the base model per reply token (0: none)")
+    parser.add_argument("--kl-coef", type=float, default=0.1, help="KL penalty to the base model per decision (0: none)")
+    parser.add_argument("--entropy-coef", type=float, default=0.0, help="bonus on the entropy of each draw among the legal moves (0: none)")
     parser.add_argument("--in-flight", type=int, default=32, help="evaluation hands at once")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--runs", type=Path, default=ROOT / "runs")
@@ -277,6 +293,7 @@ def main() -> None:
     args.eval_games = args.eval_games or (400 if args.game == "kuhn_poker" else 200)
     args.name = args.name or f"bench-strategy-{args.game}"
     args.train_temperature = args.train_temperature or TRAIN_TEMPERATURE[args.game]
+    args.temperature = args.temperature if args.temperature is not None else args.train_temperature
     if args.eval_games < 2 or args.minutes <= 0:
         parser.error("--eval-games must be at least 2 and --minutes positive")
     import shutil
@@ -284,8 +301,8 @@ def main() -> None:
     shutil.rmtree(args.runs / args.name, ignore_errors=True)  # each run starts from the base model
     runner = run_kuhn if args.game == "kuhn_poker" else run_tictactoe
     figures = asyncio.run(runner(args))
-    figures.update(train_temperature=args.train_temperature, learning_rate=args.learning_rate, kl_coef=args.kl_coef,
-                   episodes_per_step=args.groups * args.group_size)
+    figures.update(train_temperature=args.train_temperature, eval_temperature=args.temperature, learning_rate=args.learning_rate,
+                   kl_coef=args.kl_coef, entropy_coef=args.entropy_coef, episodes_per_step=args.groups * args.group_size)
     print(json.dumps(figures))
 
 

@@ -95,9 +95,10 @@ class RolloutSettings(RolloutPlacement):
     in_flight: int = Field(8, ge=1, le=4096)  # games played at once; one ends, the next starts
     # "text": the learner writes its reply (sampled token by token at `temperature`). "choice":
     # the learner's move is drawn among the legal moves by the model's probability of each as the
-    # whole reply, at `temperature` (arena.llm.policies, mode=choice); the drawn move's tokens are
-    # trained with per-token log-probs at temperature 1, the scoring's own. Free-text turns of a
-    # choice run are generated at temperature 1 for the same reason.
+    # whole reply, at `temperature` (arena.llm.policies, mode=choice); the action trained is that
+    # draw, with its probability softmax(L / temperature) recomputed from every legal move's
+    # log-prob L (trainer.learner). Free-text turns of a choice run (games without a move list)
+    # are generated and trained at temperature 1, the scoring's own.
     mode: Literal["text", "choice"] = "text"
     temperature: float = Field(1.0, gt=0, le=10)
     top_p: float = Field(1.0, gt=0, le=1)
@@ -177,6 +178,10 @@ class AlgorithmSettings(_Strict):
     max_grad_norm: float = Field(1.0, gt=0)
     kl_coef: float = Field(0.0, ge=0)
     kl_reference: Literal["base", "adapter"] = "base"
+    # Entropy bonus: the loss subtracts entropy_coef x the policy's entropy at each action, over
+    # the vocabulary per reply token for text replies, over the legal moves for a choice-mode
+    # draw (exact: every legal move is scored). 0 = none.
+    entropy_coef: float = Field(0.0, ge=0)
     ref_refresh_every: int = Field(0, ge=0)  # steps between reference-adapter copies (0 = never)
     ref_ema: float | None = Field(None, ge=0, lt=1)  # reference <- ema*reference + (1-ema)*current, each step
     # The sampler (vLLM, bfloat16) and the learner (transformers, float32) give a reply's tokens

@@ -8,8 +8,15 @@ trainable and optimises it between rollout phases. The KL reference is the base 
 
 The update is PPO-style: sampling log-probs are computed once per batch (before any step, so they
 are the behaviour policy's), then `epochs` passes over shuffled minibatches, each minibatch
-accumulated over micro-batches (cut from its rows sorted by prompt, `by_prompt`, so shared
-prefixes run once), gradient-norm clipped, one AdamW step.
+accumulated over micro-batches (cut from rows grouped by shared prompt prefix, `micro_batches`,
+so each prefix runs once per micro-batch), gradient-norm clipped, one AdamW step.
+
+A choice-mode turn (the move drawn among the legal ones, arena.llm.engine.choose) is one action
+with one log-probability: log softmax(L / T)[drawn], where L_i is legal move i's log-prob as the
+whole reply and T the draw's temperature. The learner recomputes every L_i with the live weights,
+so the update is the policy gradient of the distribution the move was drawn from: raising every
+legal reply together changes nothing and earns nothing, and the exact entropy of that distribution
+is at hand for the entropy bonus (`entropy_coef`).
 
 When the replies were sampled by another engine (vLLM), the samples carry that engine's log-prob
 of each sampled token. `prepare` measures the sampler/learner mismatch against the learner's own
@@ -31,7 +38,7 @@ from typing import Any, Sequence
 
 import torch
 
-from arena.llm.engine import MIN_SHARED_PREFIX, shared_prefix_length
+from arena.llm.engine import MIN_SHARED_PREFIX, prefix_groups, shared_prefix_length
 from trainer.config import AlgorithmSettings, LoraSettings
 from trainer.loss import LossStats, normaliser, policy_loss
 
@@ -41,16 +48,39 @@ ADAPTER_CONFIG = "adapter_config.json"
 
 @dataclass
 class Sample:
-    """One turn of a trained seat: the exact prompt and reply token ids and its advantage."""
+    """One turn of a trained seat: the exact prompt and reply token ids and its advantage.
+
+    A text reply's action is its tokens, one log-prob each. A choice-mode turn also carries
+    `option_ids` (every legal move's reply ids, completion_ids being option_ids[chosen]) and the
+    draw's temperature; its action is the choice, one log-prob (see the module doc)."""
 
     prompt_ids: list[int]
     completion_ids: list[int]
     advantage: float
-    old_logps: torch.Tensor | None = None  # [len(completion_ids)], filled before the update
+    old_logps: torch.Tensor | None = None  # [action_length], filled before the update
     ref_logps: torch.Tensor | None = None
-    sampler_logps: list[float] | None = None  # the sampling engine's own, one per completion id
+    sampler_logps: list[float] | None = None  # the sampling engine's own, one per action position
     is_weights: torch.Tensor | None = None  # truncated IS weights, filled before the update
+    option_ids: list[list[int]] | None = None
+    chosen: int = 0
+    choice_temperature: float = 1.0
     meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.option_ids is not None:
+            if not 0 <= self.chosen < len(self.option_ids) or self.option_ids[self.chosen] != self.completion_ids:
+                raise ValueError("a choice sample's completion_ids must be option_ids[chosen]")
+            if not self.choice_temperature > 0:
+                raise ValueError(f"choice_temperature must be > 0, got {self.choice_temperature}")
+
+    @property
+    def is_choice(self) -> bool:
+        return self.option_ids is not None
+
+    @property
+    def action_length(self) -> int:
+        """Log-probs per action: one per reply token, or one for a choice."""
+        return 1 if self.is_choice else len(self.completion_ids)
 
 
 def write_initial_adapter(base: str, lora: LoraSettings, folder: Path, seed: int, device: str | None = None) -> None:
@@ -200,6 +230,88 @@ class Learner:
         positions = (attention.cumsum(-1) - 1).clamp(min=0)
         return ids.to(self.device), attention.to(self.device), positions.to(self.device), reply_mask.to(self.device), width_c
 
+    def _action_logps(self, samples: Sequence[Sample], adapter_names: list[str] | None = None, with_entropy: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Each sample's action log-probs [B, A] (A = the longest action_length), their mask, and
+        the entropy at each (with gradient when the loss has an entropy bonus). One kind per call:
+        `micro_batches` never mixes choice and text samples."""
+        if samples[0].is_choice:
+            return self._choice_logps(samples, adapter_names, with_entropy)
+        return self._forward_logps(samples, adapter_names=adapter_names, with_entropy=with_entropy)
+
+    def _choice_logps(self, samples: Sequence[Sample], adapter_names: list[str] | None, with_entropy: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """log softmax(L / T)[chosen] per sample, L_i = legal move i's log-prob as the whole reply.
+
+        As the engine scores them (arena.llm.engine.choose): each prompt runs once (after the
+        shared prefix), its KV cache is repeated for each of its legal moves, and only the moves'
+        own tokens run again, with gradients through all of it. The entropy is the exact one of
+        the choice distribution, over the legal moves."""
+        from trl.trainer.utils import selective_log_softmax
+
+        prompts = [Sample(s.prompt_ids, [], 0.0) for s in samples]
+        shared = self._shared_prefix(samples, adapter_names)
+        ids, attention, positions, _, _ = self._batch(prompts, shared)
+        owner = [row for row, s in enumerate(samples) for _ in s.option_ids or []]
+        options = [ids for s in samples for ids in s.option_ids or []]
+        width = max(len(o) for o in options)
+        opt = torch.full((len(options), width), self.engine.tokenizer.pad_token_id, dtype=torch.long)
+        opt_mask = torch.zeros((len(options), width), dtype=torch.float32)
+        for row, o in enumerate(options):  # right padded: a move's tokens follow its prompt
+            opt[row, : len(o)] = torch.tensor(o)
+            opt_mask[row, : len(o)] = 1
+        opt, opt_mask = opt.to(self.device), opt_mask.to(self.device)
+        index = torch.tensor(owner, device=self.device)
+        with self._autocast():
+            prompt_logits, cache = self._run(ids, attention, positions, shared, adapter_names, keep=1, keep_cache=True)
+            cache.batch_select_indices(index)
+            option_names = {"adapter_names": [adapter_names[i] for i in owner]} if adapter_names is not None else {}
+            option_logits = self.model(
+                input_ids=opt,
+                attention_mask=torch.cat([attention[index], opt_mask.long()], dim=1),
+                position_ids=attention.sum(-1)[index].unsqueeze(1) + torch.arange(width, device=self.device).unsqueeze(0),
+                past_key_values=cache,
+                use_cache=True,
+                **option_names,
+            ).logits
+        first = (prompt_logits[:, -1, :].float() / self.temperature).log_softmax(-1)[index].gather(1, opt[:, :1]).squeeze(1)
+        rest = selective_log_softmax(option_logits[:, :-1, :].float() / self.temperature, opt[:, 1:])  # position j predicts token j+1
+        totals = first + (rest * opt_mask[:, 1:]).sum(1)
+        chosen, entropies = [], []
+        start = 0
+        for sample in samples:
+            count = len(sample.option_ids or [])
+            logps = torch.log_softmax(totals[start : start + count] / sample.choice_temperature, dim=0)
+            chosen.append(logps[sample.chosen])
+            entropies.append(-(logps.exp() * logps).sum())
+            start += count
+        logps = torch.stack(chosen).unsqueeze(1)
+        entropy = None
+        if with_entropy:
+            entropy = torch.stack(entropies).unsqueeze(1)
+            if not self.settings.entropy_coef:
+                entropy = entropy.detach()
+        return logps, torch.ones_like(logps), entropy
+
+    def _shared_prefix(self, samples: Sequence[Sample], adapter_names: list[str] | None) -> int:
+        """Prompt tokens every sample starts with, when worth running once (0 otherwise)."""
+        same_adapter = adapter_names is None or len(set(adapter_names)) == 1
+        shared = shared_prefix_length([s.prompt_ids for s in samples]) if len(samples) > 1 and same_adapter else 0
+        return shared if shared >= MIN_SHARED_PREFIX else 0
+
+    def _run(self, ids: torch.Tensor, attention: torch.Tensor, positions: torch.Tensor, shared: int,
+             adapter_names: list[str] | None, keep: int, keep_cache: bool = False) -> tuple[torch.Tensor, Any]:
+        """The model on `_batch`'s rows: the shared prefix once, with gradients, its KV cache
+        repeated for every row; then each row's own tokens. The last `keep` positions' logits,
+        and (keep_cache) the KV cache of the whole rows."""
+        extra = {"adapter_names": adapter_names} if adapter_names is not None else {}
+        inputs: dict[str, Any] = {"input_ids": ids, "attention_mask": attention, "position_ids": positions}
+        if shared:
+            prefix_extra = {"adapter_names": adapter_names[:1]} if adapter_names is not None else {}
+            cache = self.model(input_ids=ids[:1, :shared], use_cache=True, logits_to_keep=1, **prefix_extra).past_key_values
+            cache.batch_repeat_interleave(len(ids))
+            inputs = {"input_ids": ids[:, shared:], "attention_mask": attention, "position_ids": positions[:, shared:], "past_key_values": cache}
+        out = self.model(**inputs, use_cache=bool(shared) or keep_cache, logits_to_keep=keep, **extra)
+        return out.logits, out.past_key_values
+
     def _forward_logps(self, samples: Sequence[Sample], adapter_names: list[str] | None = None, with_entropy: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """log pi(reply token | prefix) at the sampling temperature: [B, C], mask [B, C], entropy.
 
@@ -209,28 +321,18 @@ class Learner:
         while each row pays only for its own tokens."""
         from trl.trainer.utils import entropy_from_logits, selective_log_softmax
 
-        same_adapter = adapter_names is None or len(set(adapter_names)) == 1
-        shared = shared_prefix_length([s.prompt_ids for s in samples]) if len(samples) > 1 and same_adapter else 0
-        if shared < MIN_SHARED_PREFIX:
-            shared = 0
+        shared = self._shared_prefix(samples, adapter_names)
         ids, attention, positions, mask, width_c = self._batch(samples, shared)
-        extra = {"adapter_names": adapter_names} if adapter_names is not None else {}
         with self._autocast():
-            inputs: dict[str, Any] = {"input_ids": ids, "attention_mask": attention, "position_ids": positions}
-            if shared:
-                prefix_extra = {"adapter_names": adapter_names[:1]} if adapter_names is not None else {}
-                cache = self.model(input_ids=ids[:1, :shared], use_cache=True, logits_to_keep=1, **prefix_extra).past_key_values
-                cache.batch_repeat_interleave(len(samples))
-                inputs = {"input_ids": ids[:, shared:], "attention_mask": attention, "position_ids": positions[:, shared:], "past_key_values": cache}
             # only the last C+1 positions' logits are needed: position P-1+j predicts reply token j
-            logits = self.model(**inputs, use_cache=bool(shared), logits_to_keep=width_c + 1, **extra).logits
+            logits, _ = self._run(ids, attention, positions, shared, adapter_names, keep=width_c + 1)
         logits = logits[:, :-1, :].float() / self.temperature
         targets = ids[:, -width_c:]
         logps = selective_log_softmax(logits, targets)
         entropy = None
-        if with_entropy:
-            with torch.no_grad():
-                entropy = entropy_from_logits(logits.detach())
+        if with_entropy:  # over the vocabulary at each reply position
+            with torch.set_grad_enabled(torch.is_grad_enabled() and bool(self.settings.entropy_coef)):
+                entropy = entropy_from_logits(logits)
         return logps, mask, entropy
 
     @torch.no_grad()
@@ -238,20 +340,17 @@ class Learner:
         """Store each sample's sampling log-probs (and the reference's) before the first step;
         returns the sampler/learner mismatch over the samples that carry the sampler's log-probs."""
         self.model.eval()
-        micro = self.settings.micro_batch_size
-        grouped = by_prompt(samples)
-        for start in range(0, len(grouped), micro):
-            chunk = grouped[start : start + micro]
-            logps, mask, _ = self._forward_logps(chunk)
+        for chunk in micro_batches(samples, self.settings.micro_batch_size):
+            logps, mask, _ = self._action_logps(chunk)
             ref = None
             if need_ref:
                 if self.settings.kl_reference == "base":
                     with self.model.disable_adapter():  # the base model: same weights, adapter off
-                        ref, _, _ = self._forward_logps(chunk)
+                        ref, _, _ = self._action_logps(chunk)
                 else:
-                    ref, _, _ = self._forward_logps(chunk, adapter_names=[self.ref_name] * len(chunk))
+                    ref, _, _ = self._action_logps(chunk, adapter_names=[self.ref_name] * len(chunk))
             for row, sample in enumerate(chunk):
-                n = len(sample.completion_ids)
+                n = sample.action_length
                 sample.old_logps = logps[row, :n].detach().cpu()
                 sample.ref_logps = ref[row, :n].detach().cpu() if ref is not None else None
         return sampler_mismatch(samples, self.settings)
@@ -295,26 +394,24 @@ class Learner:
 
     def _step(self, minibatch: list[Sample], need_ref: bool) -> dict[str, float]:
         s = self.settings
-        mask_all = torch.zeros((len(minibatch), max(len(x.completion_ids) for x in minibatch)))
+        mask_all = torch.zeros((len(minibatch), max(x.action_length for x in minibatch)))
         for row, x in enumerate(minibatch):
-            mask_all[row, : len(x.completion_ids)] = 1
+            mask_all[row, : x.action_length] = 1
         denominator = normaliser(mask_all, s.loss_norm, self.max_new_tokens)
         self.optimizer.zero_grad(set_to_none=True)
         agg = {"loss": 0.0, "clip_fraction": 0.0, "approx_kl": 0.0, "kl": 0.0, "entropy": 0.0, "tokens": 0.0}
-        grouped = by_prompt(minibatch)
-        for start in range(0, len(grouped), s.micro_batch_size):
-            micro = grouped[start : start + s.micro_batch_size]
-            new_logps, mask, entropy = self._forward_logps(micro, with_entropy=True)
+        for micro in micro_batches(minibatch, s.micro_batch_size):
+            new_logps, mask, entropy = self._action_logps(micro, with_entropy=True)
             old = _stack([x.old_logps for x in micro], mask)
             ref = _stack([x.ref_logps for x in micro], mask) if need_ref else None
             weights = None
             if any(x.is_weights is not None for x in micro):  # 1 where a sample has none
-                weights = _stack([x.is_weights if x.is_weights is not None else torch.ones(len(x.completion_ids)) for x in micro], mask)
+                weights = _stack([x.is_weights if x.is_weights is not None else torch.ones(x.action_length) for x in micro], mask)
             advantages = torch.tensor([x.advantage for x in micro], dtype=torch.float32, device=self.device)
             loss, stats = policy_loss(
                 new_logps, old, advantages, mask,
                 epsilon=s.epsilon, epsilon_high=s.epsilon_high, norm=s.loss_norm, denominator=denominator,
-                ref_logps=ref, kl_coef=s.kl_coef, is_weights=weights,
+                ref_logps=ref, kl_coef=s.kl_coef, is_weights=weights, entropy=entropy, entropy_coef=s.entropy_coef,
             )
             loss.backward()
             weight = stats.tokens
@@ -322,7 +419,7 @@ class Learner:
             agg["clip_fraction"] += stats.clip_fraction * weight
             agg["approx_kl"] += stats.approx_kl_old * weight
             agg["kl"] += stats.kl_ref * weight
-            agg["entropy"] += float((entropy * mask).sum()) if entropy is not None else 0.0
+            agg["entropy"] += float((entropy.detach() * mask).sum()) if entropy is not None else 0.0
             agg["tokens"] += weight
         grad_norm = torch.nn.utils.clip_grad_norm_(list(self.params.values()), s.max_grad_norm)
         if not math.isfinite(float(grad_norm)):
@@ -341,13 +438,19 @@ class Learner:
         }
 
 
-def by_prompt(samples: Sequence[Sample]) -> list[Sample]:
-    """The samples ordered by their prompt ids, so each micro-batch holds rows that share the
-    longest prefixes: `_forward_logps` runs a micro-batch's common prefix once. Seats' system
-    prompts differ in their first line (the role), so a shuffled minibatch of a two-seat game
-    shared almost nothing and paid for the whole rules in every row. Only the micro-batches'
-    composition changes: a minibatch's loss is their sum, the same up to float rounding."""
-    return sorted(samples, key=lambda sample: sample.prompt_ids)
+def micro_batches(samples: Sequence[Sample], size: int) -> list[list[Sample]]:
+    """Chunks of at most `size` samples for one forward each: choice and text samples apart (their
+    log-probs are computed differently), and never across a prompt prefix they do not share (the
+    seats' system prompts differ in their first line): a chunk that mixed two seats would run both
+    seats' rules in full in every row instead of once. Only how the minibatch's loss is cut
+    changes, not its value (up to float rounding)."""
+    chunks: list[list[Sample]] = []
+    for kind in (True, False):
+        subset = [x for x in samples if x.is_choice is kind]
+        for group in prefix_groups([x.prompt_ids for x in subset]):
+            members = [subset[i] for i in group]
+            chunks.extend(members[start : start + size] for start in range(0, len(members), size))
+    return chunks
 
 
 def sampler_mismatch(samples: Sequence[Sample], s: AlgorithmSettings) -> dict[str, float]:
@@ -358,7 +461,7 @@ def sampler_mismatch(samples: Sequence[Sample], s: AlgorithmSettings) -> dict[st
     for sample in samples:
         sample.is_weights = None
         sampled = sample.sampler_logps
-        if sampled is None or sample.old_logps is None or len(sampled) != len(sample.completion_ids):
+        if sampled is None or sample.old_logps is None or len(sampled) != sample.action_length:
             continue
         log_ratio = sample.old_logps - torch.tensor(sampled, dtype=torch.float32)
         diffs.append(log_ratio.abs())

@@ -51,6 +51,8 @@ def policy_loss(
     ref_logps: torch.Tensor | None = None,  # [B, T] log pi_ref(token), no grad
     kl_coef: float = 0.0,
     is_weights: torch.Tensor | None = None,  # [B, T] sampler-correction weights, no grad (1 = none)
+    entropy: torch.Tensor | None = None,  # [B, T] the policy's entropy at each position, with grad
+    entropy_coef: float = 0.0,
 ) -> tuple[torch.Tensor, LossStats]:
     mask = mask.to(new_logps.dtype)
     adv = advantages.unsqueeze(1)  # every token of a reply shares its episode's advantage
@@ -78,6 +80,11 @@ def policy_loss(
         kl_ref = torch.exp(q) - q - 1.0
         if kl_coef > 0:
             per_token = per_token + kl_coef * kl_ref
+
+    # Entropy bonus (Williams & Peng 1991; the A3C/PPO one): -beta * H at every position keeps the
+    # policy from collapsing onto one action before the advantages can tell the states apart.
+    if entropy is not None and entropy_coef > 0:
+        per_token = per_token - entropy_coef * entropy
 
     # Aggregate: a sum over reply tokens divided by the minibatch constant (see `normaliser`);
     # "sequence" first averages inside each reply so every turn weighs the same.

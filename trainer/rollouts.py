@@ -5,8 +5,9 @@ same engine as `hf:BASE+ADAPTER` in the league) that also records the exact prom
 ids of every turn in `PolicyReply.meta`, which the driver copies into `TurnRecord.meta`. So what
 is trained is exactly what was sampled, and evaluation can never disagree with training on rules,
 prompts or parsing. In choice mode (rollout.mode) the reply is the drawn legal move's tokens plus
-end-of-turn, and the meta also keeps their per-token log-probs under the scoring
-(`completion_logprobs`): the behaviour log-probs the learner must reproduce.
+end-of-turn, and the meta also keeps every legal move's reply ids and log-prob as the whole reply
+(`option_ids`, `option_logprobs`), which one was drawn (`chosen`) and at what temperature: the
+learner recomputes the draw's probability from them (trainer.learner, choice samples).
 
 A step's games are planned as groups: `group_size` games of one game id from one seed with the
 same seats. `in_flight` games run at once on one event loop (the engine batches their moves);
@@ -26,6 +27,7 @@ running engine: no restart, no reload of the base).
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 import shutil
 import time
@@ -33,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from arena.llm.engine import SamplingParams
+from arena.llm.engine import SamplingParams, choice_probabilities
 from arena.llm.policies import Completion, LLMSettings, LocalPolicy
 from arena.llm.prompting import Message, Mode, ObsMode, Prompt
 from arena.llm.retry import RetryStats
@@ -43,6 +45,7 @@ from arena.seeding import move_seed
 from games.registry import make_game
 from league.sampling import sample_opponents
 from trainer.config import GameSettings, OpponentSettings, RolloutSettings
+from trainer.learner import Sample
 
 LEARNER = "__learner__"  # seat marker in a plan
 
@@ -122,7 +125,11 @@ class TrainingPolicy(LocalPolicy):
             raise PolicyFailure(f"{self.provider}: {type(exc).__name__}: {str(exc)[:300]}") from exc
         completion = self._text_completion(generation)
         if drawn is not None:
-            completion.meta = {**drawn.meta, **completion.meta}
+            # What the learner needs to recompute the draw's probability: every legal move's
+            # reply ids and log-prob as the whole reply, and which of them was drawn.
+            choice = {"option_ids": generation.option_ids, "option_logprobs": generation.option_logprobs,
+                      "chosen": legal_moves.index(drawn.content)}
+            completion.meta = {**drawn.meta, **completion.meta, **choice}
         return completion, RetryStats(attempts=1)
 
     def _meta(self, mode: Mode, parsed: Any, prompt: Any, completion: Completion, stats: RetryStats, latency: float) -> dict[str, Any]:
@@ -131,6 +138,22 @@ class TrainingPolicy(LocalPolicy):
             meta["prompt_ids"] = list(completion.prompt_ids or [])
             meta["completion_ids"] = list(completion.completion_ids)
         return meta
+
+
+def turn_sample(meta: dict[str, Any], advantage: float) -> Sample:
+    """The learner's sample of one recorded turn of `TrainingPolicy`: its exact ids, and for a
+    choice-mode draw every legal move's ids and the draw's temperature. The sampler's log-probs
+    (vLLM's per token, or the scoring's probability of the draw) are what the learner checks its
+    own against."""
+    prompt_ids, completion_ids = list(meta["prompt_ids"]), list(meta["completion_ids"])
+    if meta.get("option_ids") is not None:
+        temperature = float(meta["choice_temperature"])
+        chosen = int(meta["chosen"])
+        drawn = choice_probabilities(list(meta["option_logprobs"]), temperature)[chosen]
+        return Sample(prompt_ids, completion_ids, advantage, option_ids=[list(ids) for ids in meta["option_ids"]],
+                      chosen=chosen, choice_temperature=temperature, sampler_logps=[math.log(drawn)] if drawn > 0 else None)
+    sampled = meta.get("completion_logprobs")
+    return Sample(prompt_ids, completion_ids, advantage, sampler_logps=list(sampled) if sampled is not None else None)
 
 
 def save_adapter_version(learner: Any, folder: Path, step: int) -> Path:

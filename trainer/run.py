@@ -39,6 +39,7 @@ from trainer.rollouts import (
     learner_temperature,
     play_games,
     plan_games,
+    turn_sample,
 )
 
 
@@ -303,16 +304,15 @@ class Trainer:
             if not completion_ids or not prompt_ids or len(prompt_ids) > self.config.rollout.max_prompt_tokens:
                 dropped += 1
                 continue
-            sampled = turn.meta.get("completion_logprobs")  # the sampling engine's, when it gave them
-            samples.append(Sample(list(prompt_ids), list(completion_ids), float(advantage) + credit,
-                                  sampler_logps=list(sampled) if sampled is not None else None))
+            samples.append(turn_sample(turn.meta, float(advantage) + credit))
         return samples, dropped
 
     def _update(self, samples: list[Sample]) -> dict[str, Any]:
         """The clipped policy-gradient update of the adapter (trainer.learner), skipped when it
         could not move anything."""
         assert self.learner is not None
-        trainable = any(s.advantage != 0 for s in samples) or self.config.algorithm.kl_coef > 0
+        algorithm = self.config.algorithm
+        trainable = any(s.advantage != 0 for s in samples) or algorithm.kl_coef > 0 or algorithm.entropy_coef > 0
         if samples and trainable:
             self.on_event("update_start", len(samples))
             return self.learner.update(samples, self.rng)

@@ -72,9 +72,11 @@ class Generation:
     # choose(): each option's total log-probability as the whole reply (temperature 1, in option
     # order), and the per-token log-probs of the chosen option's completion_ids. vLLM's chat with
     # SamplingParams(logprobs=True) fills completion_logprobs too: each sampled token's log-prob
-    # at the request's temperature.
+    # at the request's temperature. option_ids: every option's reply ids (tokens + end-of-turn),
+    # in option order; completion_ids is the chosen one's (training needs them all, trainer.learner).
     option_logprobs: list[float] | None = None
     completion_logprobs: list[float] | None = None
+    option_ids: list[list[int]] | None = None
     # vLLM: prompt tokens served from its prefix cache for this request (None: the engine has none).
     cached_prompt_tokens: int | None = None
 
@@ -588,6 +590,7 @@ class LocalEngine:
                         prompt_ids=list(request.prompt_ids),
                         completion_ids=list(request.option_ids[picked]),
                         option_logprobs=[float(x) for x in option_scores.tolist()],
+                        option_ids=[list(ids) for ids in request.option_ids],
                         completion_logprobs=[float(x) for x in token_logprobs[row + picked, :n].tolist()],
                     ),
                 )

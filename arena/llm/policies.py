@@ -12,6 +12,8 @@ Modes (spec param `mode=`):
          probability proportional to exp(log p(move as the reply) / temperature) (temperature 1 by
          default: the model's own probabilities; 0: the most likely move). Every move's chance is
          recorded in the turn's meta (`move_probs`), and `move_distribution` answers without a draw.
+         The temperature may go up to 10 here; free-text turns of a choice-mode policy (games
+         without a move list) sample at 1, the model's own distribution, as training does.
 Parsing (spec param `parse=`): strict (default) takes only the bracketed answer or the structured
 one; lenient also takes a legal move mentioned anywhere in prose (see parsing.py).
 Free-text games (no legal-move list), or lists longer than providers accept in an enum, use text.
@@ -62,6 +64,7 @@ from arena.policy import (
 from arena.redaction import redact, remember_secret
 
 MAX_ENUM_MOVES = 500  # larger legal-move lists are asked in text mode (provider enum limits)
+MAX_CHOICE_TEMPERATURE = 10.0  # = trainer's rollout.temperature cap, so every checkpoint's spec is valid
 DEFAULT_REMOTE_CONTEXT = 32_000  # tokens assumed for a remote model unless `max_context=` says
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -130,8 +133,11 @@ class LLMSettings:
         def bad(message: str) -> PolicySpecError:
             return PolicySpecError(f"policy spec {spec.text!r}: {message}")
 
-        if self.temperature is not None and not 0 <= self.temperature <= 2:
-            raise bad("temperature must be between 0 and 2")
+        # A choice-mode temperature flattens a draw among a few legal moves (self-play explores at
+        # 5); a token-sampling one above 2 only writes noise.
+        highest = MAX_CHOICE_TEMPERATURE if self.mode is Mode.CHOICE else 2
+        if self.temperature is not None and not 0 <= self.temperature <= highest:
+            raise bad(f"temperature must be between 0 and {highest:g}" + (" in mode=choice" if self.mode is Mode.CHOICE else ""))
         if self.top_p is not None and not 0 < self.top_p <= 1:
             raise bad("top_p must be in (0, 1]")
         if not 1 <= self.max_new_tokens <= 32_768:
@@ -608,8 +614,12 @@ class LocalPolicy(LLMPolicy):
         from arena.llm.engine import SamplingParams
 
         s = self.settings
+        if s.mode is Mode.CHOICE:  # the spec's temperature is the draw's among legal moves
+            temperature = 1.0
+        else:
+            temperature = 0.7 if s.temperature is None else s.temperature
         return SamplingParams(
-            temperature=0.7 if s.temperature is None else s.temperature,
+            temperature=temperature,
             top_p=1.0 if s.top_p is None else s.top_p,
             max_new_tokens=s.max_new_tokens,
             seed=seed,

@@ -310,6 +310,8 @@ def test_providers_and_defaults(monkeypatch):
         ("openai:m,base_url=http://h/v1,mode=xml", "mode must be one of text, tools, json"),
         ("local,parse=loose", "parse must be one of strict, lenient, not 'loose'"),
         ("openai:m,base_url=http://h/v1,temperature=9", "temperature must be between 0 and 2"),
+        ("local,temperature=5", "temperature must be between 0 and 2"),
+        ("local,mode=choice,temperature=11", "temperature must be between 0 and 10 in mode=choice"),
         ("openai:m,base_url=http://h/v1,api_base=http://h", r"unknown parameter\(s\) api_base"),
         ("litellm:m,api_base=http://h", "PROVIDER/MODEL"),
         ("openai:,base_url=http://h/v1", "name the model"),
@@ -322,3 +324,12 @@ def test_bad_specs_get_one_clear_line(spec, message):
     with pytest.raises(PolicySpecError, match=message) as err:
         make_policy(spec)
     assert "\n" not in str(err.value)
+
+
+def test_a_choice_draw_may_run_hotter_than_token_sampling():
+    """Self-play explores in choice mode at 5 (bench/strategy.py), and its checkpoints are
+    registered with that temperature: the spec must be playable, and free-text turns of such a
+    policy still sample at 1."""
+    policy = make_policy("local,engine=hf,mode=choice,temperature=5")
+    assert policy.choice_temperature == 5.0
+    assert policy._sampling(seed=1).temperature == 1.0

@@ -1,7 +1,8 @@
-"""Training in choice mode: the drawn move's tokens are the action, their log-probs under the
-engine's scoring are the behaviour log-probs, and the learner must recompute exactly those."""
+"""Training in choice mode: the action is the draw among the legal moves, its behaviour log-prob
+is the scoring's probability of that draw, and the learner must recompute exactly that."""
 
 import asyncio
+import math
 import random
 
 import pytest
@@ -12,14 +13,17 @@ from arena.match import play_match
 from games.registry import make_game
 from trainer.config import AlgorithmSettings, LoraSettings, RolloutSettings
 from trainer.learner import Learner, Sample, write_initial_adapter
-from trainer.rollouts import TrainingPolicy, learner_temperature
+from trainer.rollouts import TrainingPolicy, learner_temperature, turn_sample
 
 pytestmark = pytest.mark.slow
 
+DRAW_TEMPERATURE = 2.0  # not 1, so the temperature's place in the probability is checked too
 
-def test_learner_reproduces_the_sampling_logprobs_and_the_update_moves_the_choice(tmp_path):
-    rollout = RolloutSettings(mode="choice", obs="state", temperature=1.0)
-    adapter = tmp_path / "live"
+
+@pytest.fixture(scope="module")
+def learner_and_turns(tmp_path_factory):
+    rollout = RolloutSettings(mode="choice", obs="state", temperature=DRAW_TEMPERATURE)
+    adapter = tmp_path_factory.mktemp("choice") / "live"
     write_initial_adapter("local", LoraSettings(r=4, alpha=8, target_modules=["q_proj", "v_proj"]), adapter, seed=2)
     engine = get_engine("local")
     settings = AlgorithmSettings(epochs=1, minibatch_size=4, micro_batch_size=4, learning_rate=1e-3)
@@ -33,26 +37,78 @@ def test_learner_reproduces_the_sampling_logprobs_and_the_update_moves_the_choic
     async def rollouts():
         return await asyncio.gather(*(play_match(make_game("kuhn_poker", 2, hands=1), [policy, policy], seed) for seed in range(2)))
 
-    records = asyncio.run(rollouts())
-    turns = [t for r in records for t in r.turns]
+    turns = [t for r in asyncio.run(rollouts()) for t in r.turns]
     assert turns and all(t.valid and t.meta["parse"] == "choice" for t in turns)
-    samples = [Sample(t.meta["prompt_ids"], t.meta["completion_ids"], advantage=0.0, meta={"turn": t}) for t in turns]
-    for sample in samples:  # the action is the move's own tokens plus end-of-turn
-        turn = sample.meta["turn"]
-        assert engine.tokenizer.decode(sample.completion_ids, skip_special_tokens=True) == turn.action
-        assert sample.completion_ids[-1] in engine._end_ids
-    learner.prepare(samples, need_ref=False)
-    for sample in samples:
-        behaviour = torch.tensor(sample.meta["turn"].meta["completion_logprobs"])
-        torch.testing.assert_close(sample.old_logps, behaviour, atol=1e-4, rtol=0)
+    return learner, turns
 
-    # One positive-advantage turn, trained: the drawn move's log-prob as the whole reply rises.
-    # (That is what the clipped update optimises; the choice distribution renormalises it over
-    # the legal moves: docs/training.md, "Strategy vs legality".)
-    target = samples[0]
-    before = float(learner._forward_logps([target])[0].sum())
-    target.advantage = 1.0
+
+def test_learner_reproduces_the_probability_each_move_was_drawn_with(learner_and_turns):
+    learner, turns = learner_and_turns
+    tokenizer = learner.engine.tokenizer
+    samples = [turn_sample(t.meta, 0.0) for t in turns]
+    for sample, turn in zip(samples, turns):
+        assert sample.is_choice and sample.choice_temperature == DRAW_TEMPERATURE
+        # the drawn move's own tokens plus end-of-turn, one of every legal move's
+        assert tokenizer.decode(sample.completion_ids, skip_special_tokens=True) == turn.action
+        assert sample.completion_ids[-1] in learner.engine._end_ids
+        assert len(sample.option_ids) == len(turn.meta["move_probs"]) >= 2
+        assert sample.sampler_logps == [pytest.approx(math.log(turn.meta["move_probs"][turn.action]), abs=1e-9)]
+    learner.prepare(samples, need_ref=False)
+    for sample, turn in zip(samples, turns):
+        assert sample.old_logps.shape == (1,)
+        assert float(sample.old_logps[0]) == pytest.approx(math.log(turn.meta["move_probs"][turn.action]), abs=1e-4)
+        # and each legal move's log-prob as the whole reply, from which that probability comes
+        rows = [Sample(sample.prompt_ids, ids, 0.0) for ids in sample.option_ids]
+        with torch.no_grad():
+            logps, mask, _ = learner._forward_logps(rows)
+        torch.testing.assert_close((logps * mask).sum(1).cpu(), torch.tensor(turn.meta["option_logprobs"]), atol=1e-4, rtol=0)
+
+
+def test_update_raises_the_drawn_moves_choice_probability_and_the_bonus_spreads_it(learner_and_turns):
+    learner, turns = learner_and_turns
+    target = turn_sample(turns[0].meta, 1.0)
+
+    def choice_logp() -> float:
+        with torch.no_grad():
+            return float(learner._choice_logps([target], None, with_entropy=False)[0])
+
+    before = choice_logp()
     stats = learner.update([target], random.Random(0))
-    after = float(learner._forward_logps([target])[0].sum())
     assert stats["train/optimizer_steps"] == 1
-    assert after > before, (before, after)
+    assert choice_logp() > before
+
+    # Advantage 0 and an entropy bonus only: the update moves the choice toward uniform.
+    learner.settings.entropy_coef = 1.0
+    try:
+        still = turn_sample(turns[0].meta, 0.0)
+
+        def entropy() -> float:
+            with torch.no_grad():
+                return float(learner._choice_logps([still], None, with_entropy=True)[2])
+
+        spread = entropy()
+        stats = learner.update([still], random.Random(0))
+        assert stats["train/entropy"] == pytest.approx(spread, abs=1e-4)
+        assert entropy() > spread
+    finally:
+        learner.settings.entropy_coef = 0.0
+
+
+def test_a_choice_sample_must_name_the_drawn_option():
+    with pytest.raises(ValueError, match="option_ids\\[chosen\\]"):
+        Sample([1, 2], [5, 0], 1.0, option_ids=[[4, 0], [5, 0]], chosen=0)
+    sample = Sample([1, 2], [5, 0], 1.0, option_ids=[[4, 0], [5, 0]], chosen=1)
+    assert sample.is_choice and sample.action_length == 1
+    assert Sample([1, 2], [5, 0], 1.0).action_length == 2
+
+
+def test_micro_batches_keep_choice_and_text_samples_and_the_seats_apart():
+    from trainer.learner import micro_batches
+
+    seat = {0: list(range(100, 140)), 1: list(range(200, 240))}  # two 40-token system prompts
+    text = [Sample(seat[i % 2] + [i], [5], 0.0) for i in range(6)]
+    choice = [Sample(seat[i % 2] + [i], [5], 0.0, option_ids=[[5], [6]]) for i in range(6)]
+    chunks = micro_batches([x for pair in zip(text, choice) for x in pair], 2)
+    assert sorted(len(c) for c in chunks) == [1, 1, 1, 1, 2, 2, 2, 2]  # 3 per seat and kind, cut at 2
+    for chunk in chunks:
+        assert len({s.is_choice for s in chunk}) == 1 and len({s.prompt_ids[0] for s in chunk}) == 1

@@ -99,3 +99,15 @@ def test_sampler_mismatch_and_truncated_weights_by_hand():
     assert capped.is_weights.tolist() == [2.0] and hf.is_weights is None
     sampler_mismatch([vllm], AlgorithmSettings(sampler_correction="none"))  # measured, not applied
     assert vllm.is_weights is None
+
+
+def test_entropy_bonus_subtracts_beta_times_the_entropy():
+    # ratio 1, A = 0: only the bonus; sequence norm averages (0.5 + 0.3) / 2 per sample, 2 samples
+    entropy = torch.tensor([[0.5, 0.3], [0.7, 0.0]], requires_grad=True)
+    loss, _ = _loss([[0.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, 0.0]], [0.0, 0.0], [[1, 1], [1, 0]],
+                    norm="sequence", denominator=2, entropy=entropy, entropy_coef=0.1)
+    assert loss.item() == pytest.approx(-0.1 * (0.4 + 0.7) / 2)
+    loss.backward()
+    assert entropy.grad[1, 1] == 0 and entropy.grad[0, 0] < 0  # masked positions get none
+    off, _ = _loss([[0.0]], [[0.0]], [0.0], [[1]], entropy=torch.tensor([[0.5]]), entropy_coef=0.0)
+    assert off.item() == 0
