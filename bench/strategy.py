@@ -6,7 +6,10 @@
 
 The shipped SmolLM2 + a fresh LoRA plays the game against itself in choice mode (each move drawn
 among the legal ones by the model's own probability of it, so every reply is legal and only
-strategy is left to learn), rewarded by its outcome score.
+strategy is left to learn), rewarded by its outcome score. The update is the policy gradient of
+that draw (trainer.learner, choice samples), with a KL penalty to the base and a bonus on the
+draw's entropy. The policies evaluated draw at the training temperature unless --temperature
+says otherwise: that is the policy self-play optimises, and its checkpoints' spec.
 
 Kuhn poker (one hand per episode): after every step the live adapter's exact exploitability is
 computed (arena.exploitability: all 12 information sets scored in one engine batch). At the end:
@@ -281,9 +284,9 @@ def main() -> None:
                         help="choice temperature of self-play's draws (default: 5 in Kuhn, where the base all but never deviates at 1; 1 in Tic-Tac-Toe)")
     parser.add_argument("--groups", type=int, default=4, help="deals per step (GRPO groups)")
     parser.add_argument("--group-size", type=int, default=4, help="hands per deal; both seats are trained")
-    parser.add_argument("--learning-rate", type=float, default=5e-4)
+    parser.add_argument("--learning-rate", type=float, default=3e-3)
     parser.add_argument("--kl-coef", type=float, default=0.1, help="KL penalty to the base model per decision (0: none)")
-    parser.add_argument("--entropy-coef", type=float, default=0.0, help="bonus on the entropy of each draw among the legal moves (0: none)")
+    parser.add_argument("--entropy-coef", type=float, default=0.02, help="bonus on the entropy of each draw among the legal moves (0: none)")
     parser.add_argument("--in-flight", type=int, default=32, help="evaluation hands at once")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--runs", type=Path, default=ROOT / "runs")

@@ -38,7 +38,7 @@ from typing import Any, Sequence
 
 import torch
 
-from arena.llm.engine import MIN_SHARED_PREFIX, prefix_groups, shared_prefix_length
+from arena.llm.engine import MIN_SHARED_PREFIX, option_token_logprobs, prefix_groups, shared_prefix_length
 from trainer.config import AlgorithmSettings, LoraSettings
 from trainer.loss import LossStats, normaliser, policy_loss
 
@@ -245,36 +245,17 @@ class Learner:
         shared prefix), its KV cache is repeated for each of its legal moves, and only the moves'
         own tokens run again, with gradients through all of it. The entropy is the exact one of
         the choice distribution, over the legal moves."""
-        from trl.trainer.utils import selective_log_softmax
-
         prompts = [Sample(s.prompt_ids, [], 0.0) for s in samples]
         shared = self._shared_prefix(samples, adapter_names)
         ids, attention, positions, _, _ = self._batch(prompts, shared)
-        owner = [row for row, s in enumerate(samples) for _ in s.option_ids or []]
-        options = [ids for s in samples for ids in s.option_ids or []]
-        width = max(len(o) for o in options)
-        opt = torch.full((len(options), width), self.engine.tokenizer.pad_token_id, dtype=torch.long)
-        opt_mask = torch.zeros((len(options), width), dtype=torch.float32)
-        for row, o in enumerate(options):  # right padded: a move's tokens follow its prompt
-            opt[row, : len(o)] = torch.tensor(o)
-            opt_mask[row, : len(o)] = 1
-        opt, opt_mask = opt.to(self.device), opt_mask.to(self.device)
-        index = torch.tensor(owner, device=self.device)
         with self._autocast():
             prompt_logits, cache = self._run(ids, attention, positions, shared, adapter_names, keep=1, keep_cache=True)
-            cache.batch_select_indices(index)
-            option_names = {"adapter_names": [adapter_names[i] for i in owner]} if adapter_names is not None else {}
-            option_logits = self.model(
-                input_ids=opt,
-                attention_mask=torch.cat([attention[index], opt_mask.long()], dim=1),
-                position_ids=attention.sum(-1)[index].unsqueeze(1) + torch.arange(width, device=self.device).unsqueeze(0),
-                past_key_values=cache,
-                use_cache=True,
-                **option_names,
-            ).logits
-        first = (prompt_logits[:, -1, :].float() / self.temperature).log_softmax(-1)[index].gather(1, opt[:, :1]).squeeze(1)
-        rest = selective_log_softmax(option_logits[:, :-1, :].float() / self.temperature, opt[:, 1:])  # position j predicts token j+1
-        totals = first + (rest * opt_mask[:, 1:]).sum(1)
+            token_logps, _ = option_token_logprobs(
+                self.model, prompt_logits[:, -1, :].float().log_softmax(-1), attention, cache, [s.option_ids or [] for s in samples],
+                self.engine.tokenizer.pad_token_id,
+                lambda owner: {"adapter_names": [adapter_names[i] for i in owner]} if adapter_names is not None else {},
+            )
+        totals = token_logps.sum(1)  # each legal move's log-prob as the whole reply, at temperature 1 as scored
         chosen, entropies = [], []
         start = 0
         for sample in samples:

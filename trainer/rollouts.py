@@ -73,9 +73,10 @@ def learner_temperature(rollout: RolloutSettings) -> float:
 
 
 def checkpoint_play_params(rollout: RolloutSettings) -> str:
-    """Spec parameters that make a checkpoint play as it was trained (mode, temperature)."""
-    mode = ",mode=choice" if rollout.mode == "choice" else ""
-    return f"{mode},temperature={rollout.temperature:g},max_new_tokens={rollout.max_new_tokens}"
+    """Spec parameters that make a lagged checkpoint play as it was trained, on top of its league
+    spec (trainer.run.checkpoint_spec, which already names a choice run's mode and temperature)."""
+    sampling = "" if rollout.mode == "choice" else f",temperature={rollout.temperature:g}"
+    return f"{sampling},max_new_tokens={rollout.max_new_tokens}"
 
 
 class TrainingPolicy(LocalPolicy):

@@ -54,10 +54,12 @@ class StepReport:
     checkpoint: Path | None = None
 
 
-def checkpoint_spec(base: str, folder: Path, obs: str = "history", mode: str = "text") -> str:
+def checkpoint_spec(base: str, folder: Path, obs: str = "history", mode: str = "text", temperature: float = 1.0) -> str:
     """The league spec of a checkpoint; one trained on state-only prompts or in choice mode is
-    played that way."""
-    return f"hf:{base}+{folder.resolve()}" + ("" if obs == "history" else f",obs={obs}") + ("" if mode == "text" else f",mode={mode}")
+    played that way, a choice-mode one at the temperature of its draws (the policy it was trained
+    as: the update is the gradient of softmax(L / T))."""
+    spec = f"hf:{base}+{folder.resolve()}" + ("" if obs == "history" else f",obs={obs}")
+    return spec + (f",mode={mode},temperature={temperature:g}" if mode == "choice" else "")
 
 
 def stored_config(config: TrainConfig) -> dict[str, Any]:
@@ -386,7 +388,8 @@ class Trainer:
         return metrics
 
     def spec_of(self, folder: Path) -> str:
-        return checkpoint_spec(self.config.base, folder, self.config.rollout.obs, self.config.rollout.mode)
+        rollout = self.config.rollout
+        return checkpoint_spec(self.config.base, folder, rollout.obs, rollout.mode, rollout.temperature)
 
     def policy_name(self, step: int) -> str:
         return f"{self.config.name}/step-{step}"

@@ -34,7 +34,7 @@ import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -544,33 +544,11 @@ class LocalEngine:
         first_logprobs, attention_mask, cache = self._prefill_prompts(requests)
         names = [r.adapter for r in requests]
         # 2) One row per (request, option): reuse the prompt's cache, feed the option's tokens.
-        owner = [i for i, r in enumerate(requests) for _ in r.option_ids]
-        option_ids = [ids for r in requests for ids in r.option_ids]
-        index = torch.tensor(owner, device=attention_mask.device)
-        cache.batch_select_indices(index)
-        width = max(len(ids) for ids in option_ids)
-        opt = torch.full((len(option_ids), width), self.tokenizer.pad_token_id, dtype=torch.long)
-        opt_mask = torch.zeros((len(option_ids), width), dtype=torch.long)
-        for row, ids in enumerate(option_ids):  # right padded: option tokens follow the prompt
-            opt[row, : len(ids)] = torch.tensor(ids)
-            opt_mask[row, : len(ids)] = 1
-        opt, opt_mask = opt.to(self.device), opt_mask.to(self.device)
-        prompt_lengths = attention_mask.sum(-1)[index]
-        out = self.model(
-            input_ids=opt,
-            attention_mask=torch.cat([attention_mask[index], opt_mask], dim=1),
-            position_ids=prompt_lengths.unsqueeze(1) + torch.arange(width, device=opt.device).unsqueeze(0),
-            past_key_values=cache,
-            use_cache=True,
-            **self._adapter_kwargs([names[i] for i in owner]),
+        token_logprobs, _ = option_token_logprobs(
+            self.model, first_logprobs, attention_mask, cache, [r.option_ids for r in requests], self.tokenizer.pad_token_id,
+            lambda owner: self._adapter_kwargs([names[i] for i in owner]),
         )
         self.stats.choose_forwards += 2
-        step_logprobs = out.logits.float().log_softmax(-1)  # position j predicts option token j+1
-        # 3) Total log-prob of each option = first token from the prompt's last position + the rest.
-        token_logprobs = first_logprobs[index].gather(1, opt[:, :1])  # [rows, width], 0 past each option's end
-        if width > 1:
-            rest = step_logprobs[:, :-1, :].gather(2, opt[:, 1:].unsqueeze(2)).squeeze(2)
-            token_logprobs = torch.cat([token_logprobs, rest * opt_mask[:, 1:]], dim=1)
         scores = token_logprobs.sum(1)
         results = []
         row = 0
@@ -597,6 +575,46 @@ class LocalEngine:
             )
             row += count
         return results
+
+
+def option_token_logprobs(
+    model: Any, first_logprobs: torch.Tensor, attention_mask: torch.Tensor, cache: Any, option_ids: list[list[list[int]]],
+    pad_id: int, forward_kwargs: Callable[[list[int]], dict[str, Any]],
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each option's per-token log-probs as the continuation of its prompt, one row per (prompt,
+    option) in order, 0 past an option's end: [rows, longest option], and each row's prompt index.
+
+    `first_logprobs` [prompts, vocab] are the next-token log-probs after each prompt, whose
+    attention mask and KV cache are given; the cache is repeated for each option (changed in
+    place) and only the options' own tokens run. Differentiable: the learner computes the same
+    scores with gradients (trainer.learner). `forward_kwargs(owner)` adds per-row model arguments
+    (the adapter of each row's prompt)."""
+    owner = [i for i, options in enumerate(option_ids) for _ in options]
+    rows = [ids for options in option_ids for ids in options]
+    device = attention_mask.device
+    index = torch.tensor(owner, device=device)
+    cache.batch_select_indices(index)
+    width = max(len(ids) for ids in rows)
+    opt = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    opt_mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for row, ids in enumerate(rows):  # right padded: option tokens follow the prompt
+        opt[row, : len(ids)] = torch.tensor(ids)
+        opt_mask[row, : len(ids)] = 1
+    opt, opt_mask = opt.to(device), opt_mask.to(device)
+    out = model(
+        input_ids=opt,
+        attention_mask=torch.cat([attention_mask[index], opt_mask], dim=1),
+        position_ids=attention_mask.sum(-1)[index].unsqueeze(1) + torch.arange(width, device=device).unsqueeze(0),
+        past_key_values=cache,
+        use_cache=True,
+        **forward_kwargs(owner),
+    )
+    # first token from the prompt's last position; position j of the options predicts token j+1
+    token_logprobs = first_logprobs[index].gather(1, opt[:, :1])
+    if width > 1:
+        rest = out.logits[:, :-1, :].float().log_softmax(-1).gather(2, opt[:, 1:].unsqueeze(2)).squeeze(2)
+        token_logprobs = torch.cat([token_logprobs, rest * opt_mask[:, 1:]], dim=1)
+    return token_logprobs, index
 
 
 def choice_probabilities(option_logprobs: list[float], temperature: float) -> list[float]:

@@ -112,3 +112,41 @@ def test_micro_batches_keep_choice_and_text_samples_and_the_seats_apart():
     assert sorted(len(c) for c in chunks) == [1, 1, 1, 1, 2, 2, 2, 2]  # 3 per seat and kind, cut at 2
     for chunk in chunks:
         assert len({s.is_choice for s in chunk}) == 1 and len({s.prompt_ids[0] for s in chunk}) == 1
+
+
+def test_a_choice_run_trains_draws_and_plays_its_checkpoints_as_trained(tmp_path):
+    """`arena train` in choice mode at temperature 5, end to end: the samples are draws with every
+    legal move's ids, the logged entropy is the draw's (at most ln 2 between two moves), and the
+    step-1 checkpoint is registered and then drawn as a lagged opponent at the temperature it was
+    trained at (a spec over the token-sampling cap of 2 used to be refused there)."""
+    from trainer.config import parse_config
+    from trainer.run import Trainer
+
+    config = parse_config({
+        "name": "kuhn-choice", "output_dir": str(tmp_path / "runs"), "steps": 2, "seed": 3,
+        "games": [{"id": "kuhn_poker", "options": {"hands": 1}}],
+        "opponents": [{"kind": "lagged", "sampling": "latest"}],
+        "rollout": {"mode": "choice", "engine": "hf", "obs": "state", "temperature": 5.0, "groups_per_step": 2,
+                    "group_size": 2, "in_flight": 4, "max_new_tokens": 4},
+        "rewards": {"terms": [{"kind": "outcome", "mode": "score"}]},
+        "algorithm": {"advantage": "reinforce", "loss_norm": "sequence", "epochs": 1, "minibatch_size": 16,
+                      "micro_batch_size": 8, "learning_rate": 1e-3, "kl_coef": 0.1, "entropy_coef": 0.05},
+        "checkpoint": {"every": 1, "db": f"sqlite:///{tmp_path / 'arena.db'}"},
+        "logging": {"wandb": False},
+    })
+    trainer = Trainer(config)
+    trainer.setup()
+    seen: list[list[Sample]] = []
+    update = trainer.learner.update
+    trainer.learner.update = lambda samples, rng: seen.append(list(samples)) or update(samples, rng)
+    try:
+        first = asyncio.run(trainer.train_step())  # no checkpoint yet: self-play
+        assert trainer.pool.checkpoints[0].endswith(",obs=state,mode=choice,temperature=5,max_new_tokens=4")
+        second = asyncio.run(trainer.train_step())  # against step 1, loaded from that spec
+    finally:
+        trainer.close()
+    assert seen and all(s.is_choice and s.choice_temperature == 5.0 and len(s.option_ids) == 2 for s in seen[0])
+    for report in (first, second):
+        assert 0 < report.metrics["train/entropy"] <= math.log(2) + 1e-6
+    assert "games/win_vs_opponents" not in first.metrics  # step 1: only self-play was possible
+    assert "games/win_vs_opponents" in second.metrics and second.metrics["samples"] > 0  # step 2: the checkpoint played

@@ -54,8 +54,10 @@ def test_files(tmp_path):
         load_config(bad)
 
 
-def test_example_config_loads():
+def test_example_configs_load():
     assert load_config("examples/train-tictactoe-cpu.yaml").name == "ttt-cpu"
+    kuhn = load_config("examples/train-kuhn-choice-cpu.yaml")
+    assert (kuhn.rollout.mode, kuhn.rollout.temperature, kuhn.algorithm.entropy_coef) == ("choice", 5.0, 0.02)
 
 
 def test_state_observations_reach_the_learner_and_its_checkpoints(tmp_path):
@@ -72,5 +74,18 @@ def test_state_observations_reach_the_learner_and_its_checkpoints(tmp_path):
     folder = Path(tmp_path / "step-3")
     assert checkpoint_spec("local", folder, "state") == f"hf:local+{folder.resolve()},obs=state"
     assert checkpoint_spec("local", folder) == f"hf:local+{folder.resolve()}"
+    # a choice-mode checkpoint plays the draw it was trained as, and its spec is a valid one
+    choice = checkpoint_spec("local", folder, "state", "choice", 5.0)
+    assert choice == f"hf:local+{folder.resolve()},obs=state,mode=choice,temperature=5"
+    from arena.llm.policies import LOCAL_PARAMS, LLMSettings
+    from arena.policy import PolicySpec
+
+    assert LLMSettings.from_spec(PolicySpec.parse(choice), LOCAL_PARAMS, default_max_new_tokens=8).temperature == 5.0
+    # as a lagged opponent it adds only what the league spec does not say
+    from trainer.rollouts import checkpoint_play_params
+
+    choice_run = parse_config({**GOOD, "rollout": {"mode": "choice", "temperature": 5.0, "max_new_tokens": 4}}).rollout
+    assert checkpoint_play_params(choice_run) == ",max_new_tokens=4"
+    assert checkpoint_play_params(config.rollout) == ",temperature=1,max_new_tokens=32"
     assert "rollout.obs" in _error({**GOOD, "rollout": {"obs": "full"}})
     assert "rewards.attempt_credit" in _error({**GOOD, "rewards": {"attempt_credit": -1}})
