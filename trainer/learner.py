@@ -250,7 +250,7 @@ class Learner:
         ids, attention, positions, _, _ = self._batch(prompts, shared)
         with self._autocast():
             prompt_logits, cache = self._run(ids, attention, positions, shared, adapter_names, keep=1, keep_cache=True)
-            token_logps, _ = option_token_logprobs(
+            token_logps = option_token_logprobs(
                 self.model, prompt_logits[:, -1, :].float().log_softmax(-1), attention, cache, [s.option_ids or [] for s in samples],
                 self.engine.tokenizer.pad_token_id,
                 lambda owner: {"adapter_names": [adapter_names[i] for i in owner]} if adapter_names is not None else {},

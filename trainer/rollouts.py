@@ -27,6 +27,7 @@ running engine: no restart, no reload of the base).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 import random
 import shutil
@@ -97,10 +98,9 @@ class TrainingPolicy(LocalPolicy):
         return await super()._answer(request, prompt, mode, legal_moves, move_seed(f"{seed}:{request.match_id}", request))
 
     def _sampling(self, seed: int | None) -> SamplingParams:
-        s = self.settings
-        # A choice run's free-text turns (games without a move list) sample at 1, as the learner scores.
-        temperature = 1.0 if s.mode is Mode.CHOICE else float(s.temperature or 1.0)
-        return SamplingParams(temperature=temperature, top_p=float(s.top_p or 1.0), max_new_tokens=s.max_new_tokens, seed=seed, logprobs=True)
+        # LocalPolicy's (a choice run's free-text turns sample at 1, as the learner scores them),
+        # plus the sampler's log-prob of every token
+        return dataclasses.replace(super()._sampling(seed), logprobs=True)
 
     def _text_completion(self, generation: Any) -> Completion:  # type: ignore[override]
         completion = _TokenCompletion(

@@ -544,7 +544,7 @@ class LocalEngine:
         first_logprobs, attention_mask, cache = self._prefill_prompts(requests)
         names = [r.adapter for r in requests]
         # 2) One row per (request, option): reuse the prompt's cache, feed the option's tokens.
-        token_logprobs, _ = option_token_logprobs(
+        token_logprobs = option_token_logprobs(
             self.model, first_logprobs, attention_mask, cache, [r.option_ids for r in requests], self.tokenizer.pad_token_id,
             lambda owner: self._adapter_kwargs([names[i] for i in owner]),
         )
@@ -580,9 +580,9 @@ class LocalEngine:
 def option_token_logprobs(
     model: Any, first_logprobs: torch.Tensor, attention_mask: torch.Tensor, cache: Any, option_ids: list[list[list[int]]],
     pad_id: int, forward_kwargs: Callable[[list[int]], dict[str, Any]],
-) -> tuple[torch.Tensor, torch.Tensor]:
+) -> torch.Tensor:
     """Each option's per-token log-probs as the continuation of its prompt, one row per (prompt,
-    option) in order, 0 past an option's end: [rows, longest option], and each row's prompt index.
+    option) in order, 0 past an option's end: [rows, longest option].
 
     `first_logprobs` [prompts, vocab] are the next-token log-probs after each prompt, whose
     attention mask and KV cache are given; the cache is repeated for each option (changed in
@@ -614,7 +614,7 @@ def option_token_logprobs(
     if width > 1:
         rest = out.logits[:, :-1, :].float().log_softmax(-1).gather(2, opt[:, 1:].unsqueeze(2)).squeeze(2)
         token_logprobs = torch.cat([token_logprobs, rest * opt_mask[:, 1:]], dim=1)
-    return token_logprobs, index
+    return token_logprobs
 
 
 def choice_probabilities(option_logprobs: list[float], temperature: float) -> list[float]:

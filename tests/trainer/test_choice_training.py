@@ -68,28 +68,25 @@ def test_update_raises_the_drawn_moves_choice_probability_and_the_bonus_spreads_
     learner, turns = learner_and_turns
     target = turn_sample(turns[0].meta, 1.0)
 
-    def choice_logp() -> float:
+    def draw(sample: Sample) -> tuple[float, float]:
+        """The drawn move's choice log-prob and the draw's entropy, under the live weights."""
         with torch.no_grad():
-            return float(learner._choice_logps([target], None, with_entropy=False)[0])
+            logp, _, entropy = learner._choice_logps([sample], None, with_entropy=True)
+        return float(logp), float(entropy)
 
-    before = choice_logp()
+    before = draw(target)[0]
     stats = learner.update([target], random.Random(0))
     assert stats["train/optimizer_steps"] == 1
-    assert choice_logp() > before
+    assert draw(target)[0] > before
 
     # Advantage 0 and an entropy bonus only: the update moves the choice toward uniform.
     learner.settings.entropy_coef = 1.0
     try:
         still = turn_sample(turns[0].meta, 0.0)
-
-        def entropy() -> float:
-            with torch.no_grad():
-                return float(learner._choice_logps([still], None, with_entropy=True)[2])
-
-        spread = entropy()
+        spread = draw(still)[1]
         stats = learner.update([still], random.Random(0))
         assert stats["train/entropy"] == pytest.approx(spread, abs=1e-4)
-        assert entropy() > spread
+        assert draw(still)[1] > spread
     finally:
         learner.settings.entropy_coef = 0.0
 
