@@ -91,6 +91,9 @@ def build_config(args: argparse.Namespace) -> dict:
             # exact entropy of each draw among the legal moves: resists collapsing onto one move
             # for every state before the advantages tell the states apart
             "entropy_coef": args.entropy_coef,
+            # a Kuhn step's turns are a few dozen distinct (information set, move) pairs: trained
+            # as weighted samples, 64 hands cost the learner about what 16 did (exact; see the learner)
+            "merge_duplicates": True,
         },
         "checkpoint": {"every": 100_000, "register_in_league": False},
         "logging": {"wandb": False},

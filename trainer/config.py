@@ -182,6 +182,10 @@ class AlgorithmSettings(_Strict):
     # the vocabulary per reply token for text replies, over the legal moves for a choice-mode
     # draw (exact: every legal move is scored). 0 = none.
     entropy_coef: float = Field(0.0, ge=0)
+    # Train identical turns (same prompt and action ids, same sign of advantage) as one weighted
+    # sample: the same loss, fewer rows (trainer.learner.merge_duplicates). Pays off in games with
+    # few distinct states (Kuhn poker); a no-op where prompts never repeat.
+    merge_duplicates: bool = False
     ref_refresh_every: int = Field(0, ge=0)  # steps between reference-adapter copies (0 = never)
     ref_ema: float | None = Field(None, ge=0, lt=1)  # reference <- ema*reference + (1-ema)*current, each step
     # The sampler (vLLM, bfloat16) and the learner (transformers, float32) give a reply's tokens

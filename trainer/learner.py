@@ -27,6 +27,7 @@ truncated importance weights min(exp(logp_learner_old - logp_sampler), tis_cap) 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import random
@@ -64,6 +65,7 @@ class Sample:
     option_ids: list[list[int]] | None = None
     chosen: int = 0
     choice_temperature: float = 1.0
+    weight: float = 1.0  # how many identical turns this sample stands for (`merge_duplicates`)
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -345,6 +347,9 @@ class Learner:
         if s.kl_reference == "adapter" and self.ref_name is None:
             need_ref = False
         started = time.perf_counter()
+        turns = len(samples)
+        if s.merge_duplicates:
+            samples = merge_duplicates(samples)
         mismatch = self.prepare(samples, need_ref)
         self.model.set_adapter(self.name)
         if self.dropout:
@@ -368,6 +373,8 @@ class Learner:
         elapsed = time.perf_counter() - started
         out = {f"train/{k}": v / max(1, steps) for k, v in totals.items()}
         out["train/optimizer_steps"] = steps
+        out["train/samples"] = len(samples)  # after merging duplicates; train/turns before
+        out["train/turns"] = turns
         out["train/tokens_per_s"] = tokens_seen / elapsed if elapsed > 0 else 0.0
         out["train/seconds"] = elapsed
         out.update(mismatch)
@@ -378,7 +385,7 @@ class Learner:
         mask_all = torch.zeros((len(minibatch), max(x.action_length for x in minibatch)))
         for row, x in enumerate(minibatch):
             mask_all[row, : x.action_length] = 1
-        denominator = normaliser(mask_all, s.loss_norm, self.max_new_tokens)
+        denominator = normaliser(mask_all, s.loss_norm, self.max_new_tokens, torch.tensor([x.weight for x in minibatch]))
         self.optimizer.zero_grad(set_to_none=True)
         agg = {"loss": 0.0, "clip_fraction": 0.0, "approx_kl": 0.0, "kl": 0.0, "entropy": 0.0, "tokens": 0.0}
         for micro in micro_batches(minibatch, s.micro_batch_size):
@@ -389,10 +396,12 @@ class Learner:
             if any(x.is_weights is not None for x in micro):  # 1 where a sample has none
                 weights = _stack([x.is_weights if x.is_weights is not None else torch.ones(x.action_length) for x in micro], mask)
             advantages = torch.tensor([x.advantage for x in micro], dtype=torch.float32, device=self.device)
+            sample_weights = torch.tensor([x.weight for x in micro], dtype=torch.float32, device=self.device)
             loss, stats = policy_loss(
                 new_logps, old, advantages, mask,
                 epsilon=s.epsilon, epsilon_high=s.epsilon_high, norm=s.loss_norm, denominator=denominator,
                 ref_logps=ref, kl_coef=s.kl_coef, is_weights=weights, entropy=entropy, entropy_coef=s.entropy_coef,
+                sample_weights=sample_weights,
             )
             loss.backward()
             weight = stats.tokens
@@ -432,6 +441,32 @@ def micro_batches(samples: Sequence[Sample], size: int) -> list[list[Sample]]:
             members = [subset[i] for i in group]
             chunks.extend(members[start : start + size] for start in range(0, len(members), size))
     return chunks
+
+
+def merge_duplicates(samples: Sequence[Sample]) -> list[Sample]:
+    """One sample per (prompt, action, sign of the advantage): weight = how many turns it stands
+    for, advantage = their weighted mean.
+
+    Exact: identical prompt and action ids have identical log-probs, ratios, KL and entropy, and
+    the clipped surrogate is linear in A among advantages of one sign (min(r, clip(r)) * A for
+    A > 0, max(r, clip(r)) * A for A < 0), so the weighted loss equals the loss of the turns it
+    replaces at every ratio, in every epoch. Only the split into minibatches changes. In a small
+    game (Kuhn poker: 12 information sets x 2 moves) a step's turns collapse to a few dozen
+    samples, so more hands per step cost rollouts but little learner time. Keeps the first turn's
+    sampler log-probs and meta."""
+    merged: dict[tuple, Sample] = {}
+    for x in samples:
+        sign = (x.advantage > 0) - (x.advantage < 0)
+        options = tuple(map(tuple, x.option_ids)) if x.option_ids is not None else None
+        key = (tuple(x.prompt_ids), tuple(x.completion_ids), options, x.chosen, x.choice_temperature, sign)
+        first = merged.get(key)
+        if first is None:
+            merged[key] = dataclasses.replace(x, old_logps=None, ref_logps=None, is_weights=None)
+            continue
+        total = first.weight + x.weight
+        first.advantage = (first.advantage * first.weight + x.advantage * x.weight) / total
+        first.weight = total
+    return list(merged.values())
 
 
 def sampler_mismatch(samples: Sequence[Sample], s: AlgorithmSettings) -> dict[str, float]:

@@ -22,19 +22,21 @@ class LossStats:
     tokens: int
 
 
-def normaliser(mask: torch.Tensor, mode: str, max_new_tokens: int) -> float:
+def normaliser(mask: torch.Tensor, mode: str, max_new_tokens: int, weights: torch.Tensor | None = None) -> float:
     """The constant every summed per-token loss of a minibatch is divided by.
 
     token:    sum of reply tokens (DAPO's token-level average, Yu et al. 2025)
     sequence: number of samples; per-sample means are taken first (GRPO, Shao et al. 2024)
     dr_grpo:  samples x max_new_tokens, a constant (Dr. GRPO, Liu et al. 2025: no length bias)
+    A sample of weight w counts as w samples (trainer.learner.merge_duplicates).
     """
+    w = torch.ones(mask.shape[0]) if weights is None else weights.to(mask.device, mask.dtype)
     if mode == "token":
-        return float(mask.sum().clamp(min=1))
+        return float((mask * w.unsqueeze(1)).sum().clamp(min=1))
     if mode == "sequence":
-        return float(mask.shape[0])
+        return float(w.sum())
     if mode == "dr_grpo":
-        return float(mask.shape[0] * max_new_tokens)
+        return float(w.sum() * max_new_tokens)
     raise ValueError(f"unknown loss normalisation {mode!r}")
 
 
@@ -53,6 +55,7 @@ def policy_loss(
     is_weights: torch.Tensor | None = None,  # [B, T] sampler-correction weights, no grad (1 = none)
     entropy: torch.Tensor | None = None,  # [B, T] the policy's entropy at each position, with grad
     entropy_coef: float = 0.0,
+    sample_weights: torch.Tensor | None = None,  # [B] turns each sample stands for, no grad (1 = one)
 ) -> tuple[torch.Tensor, LossStats]:
     mask = mask.to(new_logps.dtype)
     adv = advantages.unsqueeze(1)  # every token of a reply shares its episode's advantage
@@ -88,6 +91,9 @@ def policy_loss(
 
     # Aggregate: a sum over reply tokens divided by the minibatch constant (see `normaliser`);
     # "sequence" first averages inside each reply so every turn weighs the same.
+    # A merged sample of weight w adds w times its loss, as the w identical turns it replaces would.
+    if sample_weights is not None:
+        per_token = per_token * sample_weights.detach().unsqueeze(1)
     if norm == "sequence":
         per_sample = (per_token * mask).sum(1) / mask.sum(1).clamp(min=1)
         loss = per_sample.sum() / denominator

@@ -111,3 +111,32 @@ def test_entropy_bonus_subtracts_beta_times_the_entropy():
     assert entropy.grad[1, 1] == 0 and entropy.grad[0, 0] < 0  # masked positions get none
     off, _ = _loss([[0.0]], [[0.0]], [0.0], [[1]], entropy=torch.tensor([[0.5]]), entropy_coef=0.0)
     assert off.item() == 0
+
+
+@pytest.mark.parametrize("norm", ["token", "sequence", "dr_grpo"])
+def test_a_weighted_sample_is_the_turns_it_stands_for(norm):
+    # Rows 0-2 are one prompt and action (same log-probs) with advantages of one sign, at ratios
+    # inside and outside the clip range; merged they are one row of weight 3 and mean advantage.
+    new = [[0.3, -0.1], [0.3, -0.1], [0.3, -0.1], [-0.4, 0.2]]
+    old, ref = [[0.0, 0.1]] * 4, [[0.2, -0.3]] * 4
+    mask = [[1, 1]] * 3 + [[1, 0]]
+    entropy = [[0.5, 0.4]] * 3 + [[0.9, 0.0]]
+    adv = [0.5, 1.5, 2.5, -1.0]
+
+    def loss_and_grad(rows, advantages, weights):
+        logps = torch.tensor([new[r] for r in rows], requires_grad=True)
+        m = torch.tensor([mask[r] for r in rows], dtype=torch.float32)
+        w = torch.tensor(weights)
+        loss, _ = policy_loss(
+            logps, torch.tensor([old[r] for r in rows]), torch.tensor(advantages), m, epsilon=0.2, epsilon_high=None, norm=norm,
+            denominator=normaliser(m, norm, 4, w), ref_logps=torch.tensor([ref[r] for r in rows]), kl_coef=0.1,
+            entropy=torch.tensor([entropy[r] for r in rows]), entropy_coef=0.05, sample_weights=w,
+        )
+        loss.backward()
+        return loss.item(), logps.grad
+
+    whole, whole_grad = loss_and_grad([0, 1, 2, 3], adv, [1.0, 1.0, 1.0, 1.0])
+    merged, merged_grad = loss_and_grad([0, 3], [1.5, -1.0], [3.0, 1.0])
+    assert merged == pytest.approx(whole, abs=1e-6)
+    torch.testing.assert_close(merged_grad[0], whole_grad[:3].sum(0))
+    torch.testing.assert_close(merged_grad[1], whole_grad[3])
