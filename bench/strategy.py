@@ -285,9 +285,9 @@ def main() -> None:
                              "the policy self-play optimises and its checkpoints play at")
     parser.add_argument("--train-temperature", type=float, default=None,
                         help="choice temperature of self-play's draws (default: 5 in Kuhn, where the base all but never deviates at 1; 1 in Tic-Tac-Toe)")
-    parser.add_argument("--groups", type=int, default=4, help="deals per step (GRPO groups)")
+    parser.add_argument("--groups", type=int, default=16, help="deals per step (GRPO groups): 16 x 4 = 64 hands")
     parser.add_argument("--group-size", type=int, default=4, help="hands per deal; both seats are trained")
-    parser.add_argument("--learning-rate", type=float, default=3e-3)
+    parser.add_argument("--learning-rate", type=float, default=1e-3, help="at 3e-3 the card-blind part swings (bench/card_separation.py)")
     parser.add_argument("--kl-coef", type=float, default=0.1, help="KL penalty to the base model per decision (0: none)")
     parser.add_argument("--entropy-coef", type=float, default=0.02, help="bonus on the entropy of each draw among the legal moves (0: none)")
     parser.add_argument("--in-flight", type=int, default=32, help="evaluation hands at once")

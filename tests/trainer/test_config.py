@@ -58,6 +58,7 @@ def test_example_configs_load():
     assert load_config("examples/train-tictactoe-cpu.yaml").name == "ttt-cpu"
     kuhn = load_config("examples/train-kuhn-choice-cpu.yaml")
     assert (kuhn.rollout.mode, kuhn.rollout.temperature, kuhn.algorithm.entropy_coef) == ("choice", 5.0, 0.02)
+    assert kuhn.algorithm.merge_duplicates and not load_config("examples/train-tictactoe-cpu.yaml").algorithm.merge_duplicates
 
 
 def test_state_observations_reach_the_learner_and_its_checkpoints(tmp_path):
