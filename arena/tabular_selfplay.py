@@ -94,12 +94,12 @@ def tabular_selfplay(tree: GameTree, start: Strategy, settings: SelfPlaySettings
     rng = random.Random(settings.seed)
     keys = list(tree.infosets)
     moves = {k: tree.infosets[k].moves for k in keys}
-    offset: dict[InfoKey, int] = {}
+    offset, size = {}, 0
     for k in keys:
-        offset[k] = sum(len(moves[j]) for j in offset)
-    ref = {k: [math.log(max(start[k][m], PROBABILITY_FLOOR)) for m in moves[k]] for k in keys}
+        offset[k], size = size, size + len(moves[k])
+    floored = {k: [max(start[k][m], PROBABILITY_FLOOR) for m in moves[k]] for k in keys}
+    ref = {k: [math.log(p / sum(floored[k])) for p in floored[k]] for k in keys}  # log pi_ref, normalised
     params = [z for k in keys for z in ref[k]]
-    ref = {k: [z - math.log(sum(math.exp(x) for x in ref[k])) for z in ref[k]] for k in keys}  # normalised
     adam = Adam(len(params), settings.learning_rate)
     chances = [c for c, _ in tree.deals]
     roots = [root for _, root in tree.deals]

@@ -88,7 +88,7 @@ def main() -> None:
     decisions = []  # (situation, card, prompt ids, option ids, moves)
     for key, info in tree.infosets.items():
         prompt_ids = engine._encode(policy.build_prompt(info.request, Mode.CHOICE).messages)
-        option_ids = [engine.tokenizer(m, add_special_tokens=False)["input_ids"] + [engine._end_ids[0]] for m in info.moves]
+        option_ids = engine.option_ids(list(info.moves))
         decisions.append((*situation_and_card(labels[key]), prompt_ids, option_ids, list(info.moves)))
 
     with tempfile.TemporaryDirectory() as folder:

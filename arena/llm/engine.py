@@ -306,6 +306,10 @@ class LocalEngine:
         request = _Request("chat", prompt_ids, await self._adapter_name(adapter), self._new_future(), params=params)
         return await self._submit(request)
 
+    def option_ids(self, options: list[str]) -> list[list[int]]:
+        """Each option as the assistant's whole reply: its tokens plus end-of-turn, as `choose` scores it."""
+        return [self.tokenizer(o, add_special_tokens=False)["input_ids"] + [self._end_ids[0]] for o in options]
+
     async def choose(
         self, messages: list[dict], options: list[str], adapter: str | None = None, *, temperature: float = 0.0, seed: int | None = None
     ) -> tuple[str, Generation]:
@@ -327,7 +331,7 @@ class LocalEngine:
         if any(len(o) > MAX_OPTION_CHARS for o in options):
             raise ValueError(f"choose() options are capped at {MAX_OPTION_CHARS} characters")
         prompt_ids = self._encode(messages)
-        option_ids = [self.tokenizer(o, add_special_tokens=False)["input_ids"] + [self._end_ids[0]] for o in options]
+        option_ids = self.option_ids(options)
         if len(prompt_ids) + max(len(ids) for ids in option_ids) > self.context_length:
             raise PromptTooLong(f"prompt has {len(prompt_ids)} tokens; the model's context is {self.context_length}")
         generator = None
