@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
 from arena.exploitability import build_tree, infoset_labels  # noqa: E402
-from arena.llm.engine import get_engine  # noqa: E402
+from arena.llm.engines.hf import get_engine  # noqa: E402
 from arena.llm.prompting import Mode  # noqa: E402
 from arena.policy import make_policy  # noqa: E402
 from arena.tabular_selfplay import Adam, decision_loss_gradient, softmax  # noqa: E402

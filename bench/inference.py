@@ -40,7 +40,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arena.llm.engine import Generation, SamplingParams, get_engine  # noqa: E402
+from arena.llm.engines.hf import Generation, SamplingParams, get_engine  # noqa: E402
 from arena.match import play_match  # noqa: E402
 from arena.policy import MoveRequest, Policy, PolicyReply, make_policy  # noqa: E402
 from games.registry import make_game  # noqa: E402

@@ -98,7 +98,7 @@ def play_command(
 
     Example: arena play tictactoe -p bot -p random --seed 1 --save match.json
     """
-    from arena.llm.engine_choice import prefer_engine
+    from arena.llm.engines.registry import prefer_engine
     from arena.match import play_match
     from arena.policy import PolicySpecError, make_policy
     from arena.render import TurnPrinter, print_final_view, print_result

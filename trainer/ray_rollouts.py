@@ -33,7 +33,7 @@ class Collector:
     opponents it meets, and the games of the plans it is given."""
 
     def __init__(self, config: TrainConfig, initial_adapter: str) -> None:
-        from arena.llm.engine import get_engine
+        from arena.llm.engines.hf import get_engine
 
         self.engine = get_engine(config.base)
         before = set(getattr(self.engine.model, "peft_config", {}) or {})

@@ -16,7 +16,7 @@ group share the game's seed but not the learner's sampling seeds (those also dep
 game's match id), or a group would be `group_size` copies of one game and carry no signal.
 
 On vLLM (`rollout.engine`), the learner's replies are sampled by the vLLM engine with the live
-adapter as a LoRA request; history-mode seats are token sessions (arena.llm.sessions), so the
+adapter as a LoRA request; history-mode seats are token sessions (arena.llm.token_chats), so the
 ids trained on are the exact ids vLLM was given and sampled, and each turn also keeps vLLM's
 log-prob of every sampled token (`completion_logprobs`), from which the learner measures (and
 corrects) the sampler/learner mismatch. After every update `VLLMAdapterSync` saves the adapter to
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from arena.llm.engine import SamplingParams, choice_probabilities
+from arena.llm.engines.hf import SamplingParams, choice_probabilities
 from arena.llm.policies import Completion, LLMSettings, LocalPolicy
 from arena.llm.prompting import Message, Mode, ObsMode, Prompt
 from arena.llm.retry import RetryStats

@@ -106,7 +106,7 @@ class Trainer:
     # ---- setup ------------------------------------------------------------------------------
 
     def setup(self) -> None:
-        from arena.llm.engine import get_engine
+        from arena.llm.engines.hf import get_engine
 
         existing = list_checkpoints(self.run_dir)
         if existing and not self.resume:
@@ -156,7 +156,7 @@ class Trainer:
     def _start_sampler(self) -> None:
         """The learner's rollout policy on the configured engine; on vLLM, the live adapter is
         published there at once (a resumed run's weights are not the initial folder's)."""
-        from arena.llm.engine_choice import default_engine_kind, prefer_engine, preferred_engine
+        from arena.llm.engines.registry import default_engine_kind, prefer_engine, preferred_engine
 
         rollout = self.config.rollout
         kind = rollout.engine if rollout.engine != "auto" else _auto_rollout_engine(default_engine_kind(), self.warn)
@@ -448,7 +448,7 @@ class Trainer:
             self.sampler_sync.close()
             self.sampler_sync = None
         if self._engine_preference is not None:
-            from arena.llm.engine_choice import prefer_engine
+            from arena.llm.engines.registry import prefer_engine
 
             previous = self._engine_preference[0]
             prefer_engine(*(previous or (None,)))

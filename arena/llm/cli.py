@@ -36,7 +36,7 @@ def serve_model_command(
     from rich.console import Console
 
     from arena.user_errors import fail
-    from arena.llm.engine_choice import ENGINE_KINDS, default_engine_kind, local_engine
+    from arena.llm.engines.registry import ENGINE_KINDS, default_engine_kind, local_engine
     from arena.llm.server import FaultConfig
     from arena.policy import PolicySpecError
 

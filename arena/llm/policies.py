@@ -48,7 +48,7 @@ from arena.llm.prompting import (
     estimate_tokens,
 )
 from arena.llm.retry import RetryConfig, RetryStats, call_with_retries
-from arena.llm.sessions import SessionBook, SessionPrompt
+from arena.llm.token_chats import SessionBook, SessionPrompt
 from arena.seeding import move_seed
 from arena.policy import (
     MoveRequest,
@@ -523,7 +523,7 @@ class LocalPolicy(LLMPolicy):
 
     def __init__(self, base: str, adapter: str | None, settings: LLMSettings, engine: str = "hf"):
         super().__init__(settings)
-        from arena.llm.engine_choice import local_engine
+        from arena.llm.engines.registry import local_engine
 
         self.base = base
         self.adapter = adapter
@@ -582,7 +582,7 @@ class LocalPolicy(LLMPolicy):
 
     async def move_distribution(self, request: MoveRequest) -> dict[str, float] | None:
         """In choice mode: every legal move's chance at this decision (one scoring, no draw)."""
-        from arena.llm.engine import choice_probabilities
+        from arena.llm.engines.hf import choice_probabilities
 
         legal = request.legal_moves
         if self.effective_mode(legal) is not Mode.CHOICE or not legal:
@@ -596,7 +596,7 @@ class LocalPolicy(LLMPolicy):
 
     async def _choice(self, messages: list[Message], legal_moves: list[str], seed: int | None) -> tuple[Completion, Any]:
         """Draw a legal move by its score; the completion carries every move's chance."""
-        from arena.llm.engine import choice_probabilities
+        from arena.llm.engines.hf import choice_probabilities
 
         temperature = self.choice_temperature
         choice, generation = await self.engine.choose(messages, legal_moves, self.adapter, temperature=temperature, seed=seed)
@@ -611,7 +611,7 @@ class LocalPolicy(LLMPolicy):
         return completion, generation
 
     def _sampling(self, seed: int | None) -> Any:
-        from arena.llm.engine import SamplingParams
+        from arena.llm.engines.hf import SamplingParams
 
         s = self.settings
         if s.mode is Mode.CHOICE:  # the spec's temperature is the draw's among legal moves
@@ -713,7 +713,7 @@ def make_local(spec: PolicySpec) -> Policy:
         base, adapter = base.strip(), adapter_text.strip() or None
         if not base:
             raise PolicySpecError(f"policy spec {spec.text!r}: the base model before '+' is missing")
-    from arena.llm.engine_choice import ENGINE_KINDS, default_engine_kind
+    from arena.llm.engines.registry import ENGINE_KINDS, default_engine_kind
 
     engine = (spec.params.get("engine") or default_engine_kind()).strip().lower()
     if engine not in ENGINE_KINDS:

@@ -41,7 +41,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from arena.llm.engine import Generation, PromptTooLong, SamplingParams, adapter_key
+from arena.llm.engines.hf import Generation, PromptTooLong, SamplingParams, adapter_key
 from arena.llm.model import ModelNotAvailable
 from arena.llm.sse import completion_events
 

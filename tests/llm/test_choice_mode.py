@@ -8,7 +8,7 @@ import math
 import pytest
 
 from arena.exploitability import build_tree, policy_strategy
-from arena.llm.engine import choice_probabilities, get_engine
+from arena.llm.engines.hf import choice_probabilities, get_engine
 from arena.match import play_match
 from arena.policy import PolicySpecError, make_policy
 from games.registry import make_game

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from arena.llm import model as model_mod
-from arena.llm.engine import SamplingParams, get_engine
+from arena.llm.engines.hf import SamplingParams, get_engine
 
 MESSAGES = [
     {"role": "system", "content": "You play Tic-Tac-Toe as X."},
@@ -128,7 +128,7 @@ async def test_shared_system_prompt_is_prefilled_once_with_the_same_result(engin
 
 
 def test_prefix_groups_put_prompts_that_share_a_prefix_together():
-    from arena.llm.engine import MIN_SHARED_PREFIX, prefix_groups
+    from arena.llm.engines.hf import MIN_SHARED_PREFIX, prefix_groups
 
     rules = list(range(100, 100 + MIN_SHARED_PREFIX + 5))
     seat0 = [[1, *rules, 7], [1, *rules, 8, 9]]

@@ -38,7 +38,7 @@ def play(engine: str, seed: int, out: Path) -> list[str]:
 @pytest.mark.parametrize("engine", ["hf", "vllm"])
 def test_the_same_seed_replays_a_local_models_match(engine, tmp_path):
     if engine == "vllm":
-        from arena.llm.vllm_engine import vllm_missing_reason
+        from arena.llm.engines.vllm import vllm_missing_reason
 
         reason = vllm_missing_reason()
         if reason:

@@ -13,7 +13,7 @@ import openai
 import pytest
 import uvicorn
 
-from arena.llm.engine import get_engine
+from arena.llm.engines.hf import get_engine
 from arena.llm.server import FaultConfig, create_app
 
 pytestmark = pytest.mark.slow

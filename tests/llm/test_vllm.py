@@ -10,7 +10,7 @@ import asyncio
 
 import pytest
 
-from arena.llm.engine import SamplingParams
+from arena.llm.engines.hf import SamplingParams
 from arena.match import play_match
 from arena.policy import PolicySpecError, make_policy
 from games.registry import make_game
@@ -132,7 +132,7 @@ def test_a_new_engine_takes_the_largest_rank_of_its_adapters(tmp_path, monkeypat
     import json
 
     from arena.llm.model import ModelNotAvailable
-    from arena.llm.vllm_engine import RANK_ENV, VLLMUnavailable, adapter_rank, starting_lora_rank
+    from arena.llm.engines.vllm import RANK_ENV, VLLMUnavailable, adapter_rank, starting_lora_rank
 
     def adapter(name, **config):
         (tmp_path / name).mkdir()
@@ -167,7 +167,7 @@ def test_an_adapter_above_the_engines_rank_is_refused_in_one_line(vllm_engine, t
 
 
 def test_a_bad_block_size_is_named_in_one_line(monkeypatch):
-    from arena.llm.vllm_engine import BLOCK_SIZE_ENV, VLLMUnavailable, _block_size
+    from arena.llm.engines.vllm import BLOCK_SIZE_ENV, VLLMUnavailable, _block_size
 
     monkeypatch.setenv(BLOCK_SIZE_ENV, "big")
     with pytest.raises(VLLMUnavailable, match=r"ARENA_VLLM_BLOCK_SIZE must be a positive whole number of tokens, not 'big'"):

@@ -8,7 +8,7 @@ import random
 import pytest
 import torch
 
-from arena.llm.engine import get_engine
+from arena.llm.engines.hf import get_engine
 from arena.match import play_match
 from games.registry import make_game
 from trainer.config import AlgorithmSettings, LoraSettings, RolloutSettings

@@ -31,7 +31,7 @@ def _logps_and_grads(learner: Learner, samples: list[Sample]) -> tuple[torch.Ten
 
 
 def test_shared_prefix_gives_the_same_logps_and_gradients(tmp_path, monkeypatch):
-    from arena.llm.engine import get_engine
+    from arena.llm.engines.hf import get_engine
 
     write_initial_adapter("local", LoraSettings(r=4, alpha=8, target_modules=["q_proj", "v_proj"]), tmp_path / "adapter", seed=3)
     engine = get_engine("local")
@@ -61,7 +61,7 @@ def test_micro_batches_hold_rows_that_share_a_system_prompt(tmp_path, monkeypatc
     """Two seats' prompts differ in the system prompt's first line: a shuffled minibatch shared
     nothing and paid for the rules in every row. Rows are grouped by prompt before they are cut
     into micro-batches, in the update and in the log-probs taken before it."""
-    from arena.llm.engine import get_engine
+    from arena.llm.engines.hf import get_engine
 
     write_initial_adapter("local", LoraSettings(r=4, alpha=8, target_modules=["q_proj", "v_proj"]), tmp_path / "adapter", seed=3)
     engine = get_engine("local")

@@ -27,7 +27,7 @@ def test_turns_merge_by_prompt_action_and_sign_of_advantage():
 
 @pytest.mark.slow
 def test_an_update_on_merged_turns_equals_the_update_on_the_turns(tmp_path):
-    from arena.llm.engine import get_engine
+    from arena.llm.engines.hf import get_engine
 
     engine = get_engine("local")
     tok = engine.tokenizer

