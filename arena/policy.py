@@ -8,11 +8,12 @@ factory with `register_kind`; the LLM kinds live in `arena.llm` and register on 
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from arena.game import Observation
 from arena.redaction import find_secrets, redact
@@ -109,6 +110,9 @@ class PolicySpec:
     target: str  # text after "kind:" ("gpt-4o-mini"); empty for kinds without one
     params: dict[str, str]
     text: str  # the spec as the user wrote it
+    # Values the command building the policy hands down for parameters the spec leaves unset,
+    # each with why (said once where it decides): {"engine": ("hf", "measured faster ...")}.
+    defaults: Mapping[str, tuple[str, str]] = field(default_factory=dict, compare=False)
 
     @classmethod
     def parse(cls, text: str) -> "PolicySpec":
@@ -165,9 +169,13 @@ def _load_lazy_kinds() -> None:
                 raise
 
 
-def make_policy(spec: str) -> Policy:
-    """Build a policy from its spec string; a bad spec raises PolicySpecError with suggestions."""
+def make_policy(spec: str, defaults: Mapping[str, tuple[str, str]] | None = None) -> Policy:
+    """Build a policy from its spec string; a bad spec raises PolicySpecError with suggestions.
+    `defaults` ({param: (value, why)}) is what the calling command prefers for parameters the spec
+    leaves unset (PolicySpec.defaults); a kind that has no such parameter ignores it."""
     parsed = PolicySpec.parse(spec)
+    if defaults:
+        parsed = dataclasses.replace(parsed, defaults=dict(defaults))
     if parsed.kind not in _KINDS:
         _load_lazy_kinds()
     factory = _KINDS.get(parsed.kind)

@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
 from arena.exploitability import build_tree, infoset_labels  # noqa: E402
-from arena.llm.engines.hf import get_engine  # noqa: E402
+from arena.llm.engines import open_engine  # noqa: E402
 from arena.llm.prompting import Mode  # noqa: E402
 from arena.policy import make_policy  # noqa: E402
 from arena.tabular_selfplay import Adam, decision_loss_gradient, softmax  # noqa: E402
@@ -84,7 +84,7 @@ def main() -> None:
     tree = build_tree(lambda: make_game("kuhn_poker", 2, hands=1))
     labels = infoset_labels(tree)
     policy = make_policy("local,engine=hf,mode=choice,obs=state")  # only to build the prompts a match sends
-    engine = get_engine("local")
+    engine = open_engine("local", "hf")
     decisions = []  # (situation, card, prompt ids, option ids, moves)
     for key, info in tree.infosets.items():
         prompt_ids = engine._encode(policy.build_prompt(info.request, Mode.CHOICE).messages)

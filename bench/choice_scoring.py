@@ -59,7 +59,7 @@ async def run(args: argparse.Namespace) -> dict:
         "kuhn_hands": kuhn["games"],
         "tictactoe_games": ttt["games"],
         "engine_busy_s": round(stats.busy_s, 1),
-        "shared_prefix_tokens": stats.shared_prefix_tokens,
+        "shared_prefix_tokens": stats.cached_prompt_tokens,
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
     }
 

@@ -18,9 +18,15 @@ raw batched `generate` of the same size on the hf engine.
 - Raw generate (--detail): the same prompts the policy sent (recorded during the runs), left padded, one plain
   `model.generate(do_sample=True)` with the policy's temperature / top_p / max_new_tokens, no queue,
   no policy, no game: the ceiling the engine is measured against. Median of --repeats.
+- Bare vLLM (vllm in --engines): every request the 32-match vLLM run sent (its exact prompt ids
+  and sampling settings, in the order they were sent) is replayed through a bare vLLM
+  `LLMEngine`, started with the very EngineArgs of ours (arena.llm.engines.vllm.engine_args) after
+  ours is shut down, 32 requests in flight: a new one is added as soon as one finishes. No games,
+  no prompts to build, no asyncio. `arena_over_bare_vllm` = the arena's moves/s at 32 / the bare
+  engine's replies/s over the same requests.
 
     .venv/bin/python bench/inference.py [--engines hf,vllm] [--window32 240] [--sequential-window 45]
-        [--max-new-tokens 24] [--obs state] [--detail [--window 90] [--repeats 3]]
+        [--max-new-tokens 24] [--obs state|chat] [--detail [--window 90] [--repeats 3]]
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arena.llm.engines.hf import Generation, SamplingParams, get_engine  # noqa: E402
+from arena.llm.engines import Generation, SamplingParams, open_engine, shutdown_engines  # noqa: E402
 from arena.match import play_match  # noqa: E402
 from arena.policy import MoveRequest, Policy, PolicyReply, make_policy  # noqa: E402
 from games.registry import make_game  # noqa: E402
@@ -49,7 +55,7 @@ GAME = "tictactoe"
 
 
 def engine_of(policy: Policy) -> Any:
-    return getattr(policy, "engine", None) or get_engine("local")
+    return getattr(policy, "engine", None) or open_engine("local", "hf")
 
 
 class Counting(Policy):
@@ -73,6 +79,60 @@ async def settle(engine: Any) -> None:
         return
     while engine.stats.in_flight:  # vllm: aborted requests leave its engine thread
         await asyncio.sleep(0.05)
+
+
+def record_requests(engine: Any, sink: list[tuple[list[int], SamplingParams]]) -> Any:
+    """Keep every (prompt ids, params) sent to the engine; returns a function that stops it."""
+    original = engine.chat_ids
+
+    async def chat_ids(prompt_ids: list[int], params: SamplingParams, adapter: str | None = None) -> Generation:
+        sink.append((list(prompt_ids), params))
+        return await original(prompt_ids, params, adapter)
+
+    engine.chat_ids = chat_ids
+    return lambda: delattr(engine, "chat_ids")
+
+
+def bare_vllm_rate(source: str, dtype: str, context: int, requests: list[tuple[list[int], SamplingParams]], in_flight: int, end_ids: list[int]) -> dict[str, Any]:
+    """Replies/s of a bare vLLM LLMEngine (our EngineArgs) replaying `requests` in order with
+    `in_flight` always running."""
+    from vllm import SamplingParams as VLLMSampling
+    from vllm.inputs import TokensPrompt
+    from vllm.v1.engine.llm_engine import LLMEngine
+
+    from arena.llm.engines.vllm import engine_args
+
+    started = time.perf_counter()
+    engine = LLMEngine.from_engine_args(engine_args(source, dtype=dtype, cuda=False, max_model_len=context, enable_lora=True))
+    startup = time.perf_counter() - started
+    queue = list(enumerate(requests))
+    running = 0
+    finished = 0
+    tokens = 0
+
+    def add() -> None:
+        nonlocal running
+        index, (ids, params) = queue.pop(0)
+        sampling = VLLMSampling(temperature=params.temperature, top_p=params.top_p, max_tokens=params.max_new_tokens,
+                                seed=params.seed, stop_token_ids=list(end_ids), skip_special_tokens=True)
+        engine.add_request(f"bare-{index}", TokensPrompt(prompt_token_ids=ids), sampling)
+        running += 1
+
+    t0 = time.perf_counter()
+    while queue and running < in_flight:
+        add()
+    while running:
+        for output in engine.step():
+            if output.finished:
+                running -= 1
+                finished += 1
+                tokens += len(output.outputs[0].token_ids)
+                if queue:
+                    add()
+    elapsed = time.perf_counter() - t0
+    engine.engine_core.shutdown()
+    return {"replies": finished, "seconds": round(elapsed, 2), "replies_per_s": finished / elapsed,
+            "completion_tokens": tokens, "startup_s": round(startup, 1)}
 
 
 def record_prompts(engine: Any, sink: list[tuple[list[dict], SamplingParams]]) -> None:
@@ -194,7 +254,7 @@ async def run_engine(kind: str, args: argparse.Namespace) -> dict[str, Any]:
             out[f"concurrent{lanes}"]["cache_hit_rate"] = round(hits / queries, 3) if queries else None
         print(kind, f"concurrent{lanes}", out[f"concurrent{lanes}"], flush=True)
     if kind == "vllm":
-        out["sessions"] = dict(vars(policy.sessions.stats))
+        out["sessions"] = dict(vars(policy.chats.stats))
         print("vllm sessions", out["sessions"], flush=True)
     if prompts:
         for size in (1, 8, 32):
@@ -214,8 +274,9 @@ async def main() -> None:
     parser.add_argument("--temperature", type=float, default=0.7)
     parser.add_argument("--repeats", type=int, default=3, help="raw generate repeats (median, --detail)")
     parser.add_argument("--detail", action="store_true", help="hf engine: also 1 and 8 concurrent matches and raw generate")
-    parser.add_argument("--obs", choices=["history", "state"], default="history",
-                        help="the policy's observation mode: the whole match so far (default) or the current state only (shorter prompts)")
+    parser.add_argument("--obs", choices=["history", "state", "chat"], default="history",
+                        help="the policy's observation mode: the whole match so far (default), the current state only (shorter prompts), "
+                             "or the match as the token chat the model saw (obs=chat: what vLLM's prefix cache serves best)")
     args = parser.parse_args()
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     if not engines or any(e not in ("hf", "vllm") for e in engines):
@@ -234,8 +295,13 @@ async def main() -> None:
         summary["vllm_over_hf_32"] = round(vllm["concurrent32"]["replies_per_s"] / hf["concurrent32"]["replies_per_s"], 2)
         summary["vllm_over_hf_sequential"] = round(vllm["sequential"]["replies_per_s"] / hf["sequential"]["replies_per_s"], 2)
     if "vllm" in results:
-        summary["cache_hit_rate"] = results["vllm"]["concurrent32"]["cache_hit_rate"]
-        summary["vllm_sessions"] = results["vllm"]["sessions"]
+        vllm_run = results["vllm"]
+        summary["cache_hit_rate"] = vllm_run["concurrent32"]["cache_hit_rate"]
+        if "token_chats" in vllm_run:
+            summary["vllm_token_chats"] = vllm_run["token_chats"]
+        if "bare32" in vllm_run:
+            summary["bare_vllm_replies_per_s"] = round(vllm_run["bare32"]["replies_per_s"], 3)
+            summary["arena_over_bare_vllm"] = round(vllm_run["concurrent32"]["replies_per_s"] / vllm_run["bare32"]["replies_per_s"], 3)
     hf = results.get("hf", {})
     if "raw_generate32" in hf:
         c32 = hf["concurrent32"]["replies_per_s"]

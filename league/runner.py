@@ -72,13 +72,14 @@ class Executor(ABC):
 class InProcessExecutor(Executor):
     """The default: every match on this process's event loop, one policy object per entry."""
 
-    def __init__(self, config: LeagueConfig) -> None:
+    def __init__(self, config: LeagueConfig, policy_defaults: Mapping[str, tuple[str, str]] | None = None) -> None:
         self.config = config
+        self.policy_defaults = policy_defaults
         self.options = {g.id: g.options for g in config.games}
         self.policies: dict[str, Policy] = {}
 
     async def start(self) -> dict[str, str]:
-        self.policies = build_policies(self.config)
+        self.policies = build_policies(self.config, defaults=self.policy_defaults)
         return {name: policy.provider for name, policy in self.policies.items()}
 
     async def play(self, pairing: Pairing) -> MatchRecord:
@@ -119,15 +120,18 @@ class MatchDone:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def build_policies(config: LeagueConfig, only: Collection[str] | None = None) -> dict[str, Policy]:
+def build_policies(
+    config: LeagueConfig, only: Collection[str] | None = None, defaults: Mapping[str, tuple[str, str]] | None = None,
+) -> dict[str, Policy]:
     """One policy object per entry (or per entry named in `only`), shared by all its matches (a
-    local model loads once)."""
+    local model loads once). `defaults`: what the command prefers for parameters a spec leaves
+    unset ({"engine": ("hf", why)}; arena.policy.make_policy)."""
     policies: dict[str, Policy] = {}
     for i, entry in enumerate(config.policies):
         if only is not None and entry.name not in only:
             continue
         try:
-            policy = make_policy(entry.spec)
+            policy = make_policy(entry.spec, defaults)
         except Exception as exc:  # noqa: BLE001 - a policy that cannot be built stops the league in one line
             detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise LeagueError(f"policies[{i}].spec: cannot build {entry.spec!r}: {detail}") from None
@@ -169,17 +173,19 @@ async def run_league(
     rerate_at_end: bool = True,
     executor: Executor | None = None,
     lease_seconds: float = LEASE_SECONDS,
+    policy_defaults: Mapping[str, tuple[str, str]] | None = None,
 ) -> LeagueSummary:
     """Play (or resume) `config` into `store`. `on_start(finished, total, replaying)` is called once
     before the first match; `on_finish` after every stored match. With `handle_signals`, SIGINT
     and SIGTERM stop the league gracefully (see the module docstring). `executor` decides where
-    matches run (default: this process). Matches another live runner is playing are left to it
+    matches run (default: this process, building policies with `policy_defaults`: see
+    build_policies). Matches another live runner is playing are left to it
     (league/leases.py): only those whose owner's lease expired are replayed."""
     started = time.perf_counter()
     # Nothing is written until every check has passed and every policy is built (league/startup.py).
     league_start = check_start(config, store)
     run = LeagueRun(
-        config, store, build_scheduler(config), executor or InProcessExecutor(config), stop or asyncio.Event(),
+        config, store, build_scheduler(config), executor or InProcessExecutor(config, policy_defaults), stop or asyncio.Event(),
         lease_seconds, on_finish, live_snapshots,
     )
     await run.open(league_start)

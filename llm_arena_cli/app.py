@@ -31,6 +31,17 @@ app = typer.Typer(
 )
 console = Console(highlight=False)
 
+
+@app.callback()
+def _global_options(
+    verbose: bool = typer.Option(False, "--verbose", help="Show the libraries' own warnings, logs and loading bars (vLLM, torch, transformers); hidden by default."),
+) -> None:
+    """Runs before every command, before torch or vLLM load (arena/llm/quiet.py says what is hidden)."""
+    from arena.llm.quiet import quiet_torch_logs, set_verbose
+
+    set_verbose(verbose)
+    quiet_torch_logs()
+
 # Modules that add commands; each defines register(app). Missing ones are skipped.
 COMMAND_MODULES = ("league.cli", "web.cli", "trainer.cli", "arena.llm.cli", "envserver.cli", "llm_arena_cli.eval_group")
 
@@ -98,7 +109,6 @@ def play_command(
 
     Example: arena play tictactoe -p bot -p random --seed 1 --save match.json
     """
-    from arena.llm.engines.registry import prefer_engine
     from arena.match import play_match
     from arena.policy import PolicySpecError, make_policy
     from arena.render import TurnPrinter, print_final_view, print_result
@@ -106,8 +116,8 @@ def play_command(
 
     # One match: start-up dominates. Measured on 2 cores (docs/benchmarks.md, time to first move of
     # `arena play tictactoe -p local -p bot`, median of 3): hf 8.0 s, vLLM 37.6 s; the whole match
-    # too (35.5 s vs 51.7 s). So the hf engine is the default here.
-    prefer_engine("hf", "measured faster to a first move (8 s vs 38 s for vLLM, start-up included)")
+    # too (35.5 s vs 51.7 s). So the hf engine is what local policies without engine= get here.
+    defaults = {"engine": ("hf", "measured faster to a first move (8 s vs 38 s for vLLM, start-up included)")}
 
     try:
         game_obj = make_game(game, num_players=len(policy))
@@ -118,7 +128,7 @@ def play_command(
     from llm_arena_cli.signs_of_life import make_with_loading_sign, with_thinking_signs
 
     try:
-        policies = [make_with_loading_sign(console, spec, make_policy) for spec in policy]
+        policies = [make_with_loading_sign(console, spec, lambda text: make_policy(text, defaults)) for spec in policy]
     except PolicySpecError as exc:
         raise fail(str(exc))
     if not quiet:

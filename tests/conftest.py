@@ -17,11 +17,12 @@ os.environ.setdefault("ARENA_LOCAL_ENGINE", "hf")
 @pytest.fixture(scope="session")
 def vllm_engine():
     """The process's vLLM engine on the shipped model (started once, ~20-60 s on 2 cores)."""
-    from arena.llm.engines.vllm import get_vllm_engine, vllm_missing_reason
+    from arena.llm.engines import open_engine
+    from arena.llm.engines.vllm import vllm_missing_reason
 
     reason = vllm_missing_reason()
     if reason:
         pytest.skip(reason)
-    engine = get_vllm_engine("local")
+    engine = open_engine("local", "vllm")
     yield engine
     engine.shutdown()

@@ -106,9 +106,10 @@ class RolloutSettings(RolloutPlacement):
     move_timeout: float | None = Field(None, gt=0)
     max_prompt_tokens: int = Field(1024, ge=16)  # longer turns are dropped from the batch (not trained)
     # What the learner sees each turn (arena.llm.prompting): "history" = the match so far as a chat,
-    # "state" = the current observation only. State prompts stay short, which on a CPU is most
+    # "state" = the current observation only, "chat" = the match so far as the token ids the model
+    # saw and wrote (arena.llm.token_chats). State prompts stay short, which on a CPU is most
     # of a step's cost; evaluate a checkpoint with the same `obs=` it was trained with.
-    obs: Literal["history", "state"] = "history"
+    obs: Literal["history", "state", "chat"] = "history"
     # Where each step's scored rollouts also go: "atropos" posts them as scored groups (exact token
     # ids, prompt masked, our rewards; trainer/atropos.py) to the Atropos hub at `atropos_url`.
     sink: Literal["none", "atropos"] = "none"
@@ -120,6 +121,12 @@ class RolloutSettings(RolloutPlacement):
     # LoRA path measured 4.7x slower per rollout step than hf on 2 cores), each with one line why.
     # The learner always computes its log-probs with transformers + peft (trainer/learner.py).
     engine: Literal["auto", "vllm", "hf"] = "auto"
+    # On a CUDA GPU shared by vLLM (rollouts) and the learner: the fraction of GPU memory vLLM
+    # takes (its KV cache grows into it; the learner needs the rest for the model, its gradients
+    # and activations), and whether vLLM releases its memory while the learner updates (vLLM's
+    # sleep mode: weights offloaded to CPU, KV cache dropped). Ignored on CPU.
+    vllm_gpu_memory: float = Field(0.35, gt=0, lt=1)
+    vllm_sleep: bool = True
 
     @model_validator(mode="after")
     def _vllm_is_local(self) -> "RolloutSettings":

@@ -1,7 +1,7 @@
 """The learner: a LoRA adapter trained in place on the shared inference engine's model.
 
-One copy of the weights serves both jobs. The adapter is loaded onto the process's LocalEngine
-(`arena.llm.engines.hf.get_engine`) like any other adapter, so rollouts generate with the live weights
+One copy of the weights serves both jobs. The adapter is loaded onto the process's hf engine
+(`arena.llm.engines.open_engine(base, "hf")`) like any other adapter, so rollouts generate with the live weights
 through the same engine and prompts the league uses; the learner then switches that adapter to
 trainable and optimises it between rollout phases. The KL reference is the base model (peft's
 `disable_adapter()`, no second copy) or a second small adapter refreshed from the live one.
@@ -11,7 +11,7 @@ are the behaviour policy's), then `epochs` passes over shuffled minibatches, eac
 accumulated over micro-batches (cut from rows grouped by shared prompt prefix, `micro_batches`,
 so each prefix runs once per micro-batch), gradient-norm clipped, one AdamW step.
 
-A choice-mode turn (the move drawn among the legal ones, arena.llm.engines.hf.choose) is one action
+A choice-mode turn (the move drawn among the legal ones, arena.llm.engines.hf.HFEngine.choose) is one action
 with one log-probability: log softmax(L / T)[drawn], where L_i is legal move i's log-prob as the
 whole reply and T the draw's temperature. The learner recomputes every L_i with the live weights,
 so the update is the policy gradient of the distribution the move was drawn from: raising every
@@ -39,7 +39,7 @@ from typing import Any, Sequence
 
 import torch
 
-from arena.llm.engines.hf import MIN_SHARED_PREFIX, option_token_logprobs, prefix_groups, shared_prefix_length
+from arena.llm.engines.scoring import MIN_SHARED_PREFIX, option_token_logprobs, prefix_groups, shared_prefix_length
 from trainer.config import AlgorithmSettings, LoraSettings
 from trainer.loss import LossStats, normaliser, policy_loss
 
@@ -243,7 +243,7 @@ class Learner:
     def _choice_logps(self, samples: Sequence[Sample], adapter_names: list[str] | None, with_entropy: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """log softmax(L / T)[chosen] per sample, L_i = legal move i's log-prob as the whole reply.
 
-        As the engine scores them (arena.llm.engines.hf.choose): each prompt runs once (after the
+        As the engine scores them (arena.llm.engines.hf.HFEngine.choose): each prompt runs once (after the
         shared prefix), its KV cache is repeated for each of its legal moves, and only the moves'
         own tokens run again, with gradients through all of it. The entropy is the exact one of
         the choice distribution, over the legal moves."""

@@ -8,7 +8,7 @@ So the run folder must be on a filesystem every node sees at the same path (NFS 
 the checkpoints under runs/NAME are for lagged opponents. Each `play` call names the folder too,
 so a collector that Ray restarted (max_restarts) catches up before it plays.
 
-A collector is an ordinary rollout process: the same TrainingPolicy, OpponentCache and
+A collector is an ordinary rollout process: the same training_policy, OpponentCache and
 play_games as trainer/rollouts.py, on its own engine; only where the games run changes.
 """
 
@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence
 
 from arena.match import MatchRecord
 from trainer.config import TrainConfig
-from trainer.rollouts import GamePlan, OpponentCache, RolloutResult, TrainingPolicy, play_games, save_adapter_version
+from trainer.rollouts import GamePlan, OpponentCache, RolloutResult, play_games, save_adapter_version, training_policy
 
 KEEP_VERSIONS = 2  # published adapter folders kept on disk (the newest is what collectors hold)
 
@@ -33,14 +33,10 @@ class Collector:
     opponents it meets, and the games of the plans it is given."""
 
     def __init__(self, config: TrainConfig, initial_adapter: str) -> None:
-        from arena.llm.engines.hf import get_engine
-
-        self.engine = get_engine(config.base)
-        before = set(getattr(self.engine.model, "peft_config", {}) or {})
-        self.engine.load_adapter(initial_adapter)
-        self.adapter_name = sorted(set(self.engine.model.peft_config) - before)[0]
-        self.policy = TrainingPolicy(config.base, initial_adapter, config.rollout, name=f"{config.name}/live")
-        self.opponents = OpponentCache()
+        self.policy = training_policy(config.base, initial_adapter, config.rollout, name=f"{config.name}/live", engine="hf")
+        self.engine = self.policy.engine
+        self.adapter_key = self.engine.load_adapter(initial_adapter)
+        self.opponents = OpponentCache({"engine": ("hf", "Ray collectors sample on their own hf engines")})
         self.settings = config.rollout
         self.holding = initial_adapter  # the folder whose weights the live adapter holds now
 
@@ -48,23 +44,13 @@ class Collector:
         """Copy the weights saved in `folder` into the live adapter (between batches: the engine's
         model lock keeps a generation from seeing half the new weights)."""
         if folder != self.holding:
-            from peft import set_peft_model_state_dict
-            from safetensors.torch import load_file
-
-            from trainer.learner import ADAPTER_WEIGHTS
-
-            state = load_file(str(Path(folder) / ADAPTER_WEIGHTS), device=str(self.engine.device))
-            with self.engine.model_lock:
-                result = set_peft_model_state_dict(self.engine.model, state, adapter_name=self.adapter_name)
-            unexpected = getattr(result, "unexpected_keys", []) or []
-            if unexpected:
-                raise RuntimeError(f"{folder}: adapter does not match the collector's LoRA ({unexpected[0]})")
+            self.engine.reload_adapter(self.adapter_key, weights_from=folder)
             self.holding = folder
         return self.holding
 
     def status(self) -> dict[str, Any]:
         """The folder held and the sum of |w| over the adapter's weights (to check a sync)."""
-        marker = f".{self.adapter_name}."
+        marker = f".{self.engine.adapter_name(self.adapter_key)}."
         total = sum(float(p.detach().abs().double().sum()) for n, p in self.engine.model.named_parameters() if marker in n and "lora_" in n)
         return {"adapter": self.holding, "abs_sum": total}
 

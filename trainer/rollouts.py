@@ -1,6 +1,6 @@
 """Rollouts: games played through the league's own match driver and LLM policy code.
 
-The learner's seats are played by `TrainingPolicy`, a `LocalPolicy` (same prompts, same parser,
+The learner's seats are played by `training_policy`, a `LocalPolicy` (same prompts, same parser,
 same engine as `hf:BASE+ADAPTER` in the league) that also records the exact prompt and reply token
 ids of every turn in `PolicyReply.meta`, which the driver copies into `TurnRecord.meta`. So what
 is trained is exactly what was sampled, and evaluation can never disagree with training on rules,
@@ -16,10 +16,10 @@ group share the game's seed but not the learner's sampling seeds (those also dep
 game's match id), or a group would be `group_size` copies of one game and carry no signal.
 
 On vLLM (`rollout.engine`), the learner's replies are sampled by the vLLM engine with the live
-adapter as a LoRA request; history-mode seats are token sessions (arena.llm.token_chats), so the
-ids trained on are the exact ids vLLM was given and sampled, and each turn also keeps vLLM's
-log-prob of every sampled token (`completion_logprobs`), from which the learner measures (and
-corrects) the sampler/learner mismatch. After every update `VLLMAdapterSync` saves the adapter to
+adapter as a LoRA request. On either engine the ids trained on are the exact ids the engine was
+given and sampled, and each turn also keeps the sampler's log-prob of every sampled token
+(`completion_logprobs`), from which the learner measures (and corrects) the sampler/learner
+mismatch. After every update `VLLMAdapterSync` saves the adapter to
 a fresh folder and points the engine's live adapter at it (a new LoRA request, loaded into the
 running engine: no restart, no reload of the base).
 """
@@ -27,7 +27,6 @@ running engine: no restart, no reload of the base).
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import math
 import random
 import shutil
@@ -36,25 +35,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from arena.llm.engines.hf import SamplingParams, choice_probabilities
-from arena.llm.policies import Completion, LLMSettings, LocalPolicy
-from arena.llm.prompting import Message, Mode, ObsMode, Prompt
-from arena.llm.retry import RetryStats
+from arena.llm.engines import EngineOptions
+from arena.llm.engines.scoring import choice_probabilities
+from arena.llm.policies import LLMSettings, LocalPolicy
+from arena.llm.prompting import Mode, ObsMode
 from arena.match import MatchRecord, play_match
-from arena.policy import MoveRequest, Policy, PolicyFailure, make_policy
-from arena.seeding import move_seed
+from arena.policy import Policy, make_policy
 from games.registry import make_game
 from league.sampling import sample_opponents
 from trainer.config import GameSettings, OpponentSettings, RolloutSettings
 from trainer.learner import Sample
 
 LEARNER = "__learner__"  # seat marker in a plan
-
-
-@dataclass
-class _TokenCompletion(Completion):
-    prompt_ids: list[int] | None = None
-    completion_ids: list[int] | None = None
 
 
 def learner_settings(rollout: RolloutSettings) -> LLMSettings:
@@ -80,69 +72,25 @@ def checkpoint_play_params(rollout: RolloutSettings) -> str:
     return f"{sampling},max_new_tokens={rollout.max_new_tokens}"
 
 
-class TrainingPolicy(LocalPolicy):
-    """The live adapter, recording token ids (and the sampler's log-probs) for the loss.
+def training_policy(
+    base: str, adapter: str, rollout: RolloutSettings, name: str = "learner", engine: str = "hf", options: EngineOptions | None = None,
+) -> LocalPolicy:
+    """The live adapter as a league policy that records token ids (and the sampler's log-probs)
+    for the loss: `LocalPolicy` with `record_tokens`.
 
     `engine`: "hf" samples on the learner's own transformers model (the adapter trained in
     place); "vllm" on the vLLM engine, where the same adapter key names the LoRA request that
     `VLLMAdapterSync` replaces after each update; "auto" as for any local policy. Choice-mode
-    scoring always runs on the hf engine, through the live adapter itself."""
-
-    def __init__(self, base: str, adapter: str, rollout: RolloutSettings, name: str = "learner", engine: str = "hf"):
-        super().__init__(base, adapter, learner_settings(rollout), engine=engine)
-        self.spec = f"hf:{base}+{adapter}"
-        self.name = name
-
-    async def _answer(self, request: MoveRequest, prompt: Prompt, mode: Mode, legal_moves: list[str] | None, seed: int | None) -> tuple[Completion, RetryStats]:
-        # The games of a group share their match seed; the match id tells them apart.
-        return await super()._answer(request, prompt, mode, legal_moves, move_seed(f"{seed}:{request.match_id}", request))
-
-    def _sampling(self, seed: int | None) -> SamplingParams:
-        # LocalPolicy's (a choice run's free-text turns sample at 1, as the learner scores them),
-        # plus the sampler's log-prob of every token
-        return dataclasses.replace(super()._sampling(seed), logprobs=True)
-
-    def _text_completion(self, generation: Any) -> Completion:  # type: ignore[override]
-        completion = _TokenCompletion(
-            content=generation.text,
-            prompt_tokens=generation.prompt_tokens,
-            completion_tokens=generation.completion_tokens,
-            finish_reason=generation.finish_reason,
-            prompt_ids=generation.prompt_ids,
-            completion_ids=generation.completion_ids,
-        )
-        if generation.completion_logprobs is not None:
-            completion.meta["completion_logprobs"] = list(generation.completion_logprobs)
-        return completion
-
-    async def _complete(self, messages: list[Message], mode: Mode, legal_moves: list[str] | None, seed: int | None) -> tuple[Completion, RetryStats]:
-        try:
-            if mode is Mode.CHOICE and legal_moves:
-                drawn, generation = await self._choice(messages, legal_moves, seed)
-            else:
-                generation = await self.engine.chat(messages, self._sampling(seed), self.adapter)
-                drawn = None
-        except (ValueError, RuntimeError) as exc:
-            raise PolicyFailure(f"{self.provider}: {type(exc).__name__}: {str(exc)[:300]}") from exc
-        completion = self._text_completion(generation)
-        if drawn is not None:
-            # What the learner needs to recompute the draw's probability: every legal move's
-            # reply ids and log-prob as the whole reply, and which of them was drawn.
-            choice = {"option_ids": generation.option_ids, "option_logprobs": generation.option_logprobs,
-                      "chosen": legal_moves.index(drawn.content)}
-            completion.meta = {**drawn.meta, **completion.meta, **choice}
-        return completion, RetryStats(attempts=1)
-
-    def _meta(self, mode: Mode, parsed: Any, prompt: Any, completion: Completion, stats: RetryStats, latency: float) -> dict[str, Any]:
-        meta = super()._meta(mode, parsed, prompt, completion, stats, latency)
-        if isinstance(completion, _TokenCompletion) and completion.completion_ids is not None:
-            meta["prompt_ids"] = list(completion.prompt_ids or [])
-            meta["completion_ids"] = list(completion.completion_ids)
-        return meta
+    scoring runs where `scoring_engine` says: on vLLM that is the hf engine, through the live
+    adapter itself."""
+    policy = LocalPolicy(base, adapter, learner_settings(rollout), engine, record_tokens=True, options=options)
+    policy.spec = f"hf:{base}+{adapter}"
+    policy.name = name
+    return policy
 
 
 def turn_sample(meta: dict[str, Any], advantage: float) -> Sample:
-    """The learner's sample of one recorded turn of `TrainingPolicy`: its exact ids, and for a
+    """The learner's sample of one recorded turn of `training_policy`: its exact ids, and for a
     choice-mode draw every legal move's ids and the draw's temperature. The sampler's log-probs
     (vLLM's per token, or the scoring's probability of the draw) are what the learner checks its
     own against."""
@@ -319,15 +267,17 @@ async def play_games(
 
 
 class OpponentCache:
-    """One policy object per opponent spec, built on first use (a checkpoint adapter loads once)."""
+    """One policy object per opponent spec, built on first use (a checkpoint adapter loads once),
+    with the run's `defaults` for parameters a spec leaves unset (the learner's engine)."""
 
-    def __init__(self) -> None:
+    def __init__(self, defaults: dict[str, tuple[str, str]] | None = None) -> None:
         self.policies: dict[str, Policy] = {}
+        self.defaults = defaults
 
     def __call__(self, spec: str) -> Policy:
         policy = self.policies.get(spec)
         if policy is None:
-            policy = self.policies[spec] = make_policy(spec)
+            policy = self.policies[spec] = make_policy(spec, self.defaults)
         return policy
 
     async def close(self) -> None:

@@ -33,12 +33,12 @@ from trainer.rewards import Episode, RewardModel, is_format_failure, outcome_rew
 from trainer.rollouts import (
     OpponentCache,
     OpponentPool,
-    TrainingPolicy,
     VLLMAdapterSync,
     checkpoint_play_params,
     learner_temperature,
     play_games,
     plan_games,
+    training_policy,
     turn_sample,
 )
 
@@ -101,12 +101,11 @@ class Trainer:
         self.ref_dir: Path | None = None
         self.collectors: Any = None  # trainer.ray_rollouts.RayRollouts with `rollout.executor: ray`
         self.sampler_sync: VLLMAdapterSync | None = None  # rollouts on vLLM: the adapter's copy there
-        self._engine_preference: tuple[Any] | None = None  # (the process's local-engine default before setup,)
 
     # ---- setup ------------------------------------------------------------------------------
 
     def setup(self) -> None:
-        from arena.llm.engines.hf import get_engine
+        from arena.llm.engines import EngineOptions, open_engine
 
         existing = list_checkpoints(self.run_dir)
         if existing and not self.resume:
@@ -118,7 +117,7 @@ class Trainer:
         self.live_dir = self.run_dir / f".live-{uuid.uuid4().hex[:8]}"
         self.on_event("status", "initialising the LoRA adapter")
         write_initial_adapter(self.config.base, self.config.lora, self.live_dir, self.config.seed)
-        engine = get_engine(self.config.base, device=self.config.device) if self.config.device else get_engine(self.config.base)
+        engine = open_engine(self.config.base, "hf", options=EngineOptions(device=self.config.device))
         self.learner = Learner(
             engine, self.live_dir, self.config.algorithm,
             temperature=learner_temperature(self.config.rollout), max_new_tokens=self.config.rollout.max_new_tokens,
@@ -139,7 +138,7 @@ class Trainer:
 
             self.on_event("status", f"starting {self.config.rollout.collectors} rollout collector(s) on Ray")
             self.collectors = RayRollouts(self.config, self.run_dir, self.live_dir, self.learner, self.step)
-        self.opponents = OpponentCache()
+        self.opponents = OpponentCache(self.policy_defaults)
         self.logger = MetricsLogger(
             self.run_dir / self.config.logging.metrics_file,
             use_wandb=self.use_wandb, project=self.config.logging.wandb_project, run_name=self.config.name,
@@ -156,22 +155,29 @@ class Trainer:
     def _start_sampler(self) -> None:
         """The learner's rollout policy on the configured engine; on vLLM, the live adapter is
         published there at once (a resumed run's weights are not the initial folder's)."""
-        from arena.llm.engines.registry import default_engine_kind, prefer_engine, preferred_engine
+        from arena.llm.engines import EngineOptions
+        from arena.llm.engines.registry import engine_kind
 
         rollout = self.config.rollout
-        kind = rollout.engine if rollout.engine != "auto" else _auto_rollout_engine(default_engine_kind(), self.warn)
+        kind = rollout.engine if rollout.engine != "auto" else _auto_rollout_engine(engine_kind(None), self.warn)
         if rollout.executor == "ray":
             kind = "hf"  # the collectors play; this policy only names the live adapter
         elif kind != "hf":
             self.on_event("status", "starting the vLLM engine for rollouts")
-        self.learner_policy = TrainingPolicy(self.config.base, str(self.live_dir), rollout, name=f"{self.config.name}/live", engine=kind)
-        # Local opponents and evaluation leagues without engine= run where the learner does.
-        self._engine_preference = (preferred_engine(),)
-        prefer_engine(self.learner_policy.engine_kind, "the training run's rollouts do (rollout.engine)")
+        # On a GPU the learner shares it with vLLM: vLLM takes its configured share and, with sleep
+        # mode, gives its memory back while the learner updates.
+        options = EngineOptions(gpu_memory_share=rollout.vllm_gpu_memory, sleep_mode=rollout.vllm_sleep)
+        self.learner_policy = training_policy(self.config.base, str(self.live_dir), rollout, name=f"{self.config.name}/live",
+                                              engine=kind, options=options)
         if self.learner_policy.engine_kind == "vllm":
             assert self.learner is not None
             self.sampler_sync = VLLMAdapterSync(self.learner_policy.engine, str(self.live_dir), self.run_dir)
             self.sampler_sync.publish(self.learner, self.step)
+
+    @property
+    def policy_defaults(self) -> dict[str, tuple[str, str]]:
+        """What local opponents and evaluation leagues without engine= run on: where the learner does."""
+        return {"engine": (self.learner_policy.engine_kind, "the training run's rollouts do (rollout.engine)")}
 
     def _restore(self, folder: Path) -> None:
         assert self.learner is not None
@@ -317,7 +323,12 @@ class Trainer:
         trainable = any(s.advantage != 0 for s in samples) or algorithm.kl_coef > 0 or algorithm.entropy_coef > 0
         if samples and trainable:
             self.on_event("update_start", len(samples))
-            return self.learner.update(samples, self.rng)
+            sampler = self.learner_policy.engine
+            sampler.sleep()  # vLLM on a GPU gives its memory to the learner meanwhile (sleep mode); else nothing
+            try:
+                return self.learner.update(samples, self.rng)
+            finally:
+                sampler.wake_up()
         return {"train/skipped": 1}  # every advantage is 0 (e.g. all games of each group tied)
 
     def _refresh_reference(self, step: int) -> None:
@@ -428,7 +439,7 @@ class Trainer:
         )
         self.on_event("status", f"evaluating {name} ({league.name})")
         with Store(self.config.checkpoint.db) as store:
-            summary = await run_league(league, store)  # resumes a league a kill interrupted
+            summary = await run_league(league, store, policy_defaults=self.policy_defaults)  # resumes a league a kill interrupted
             results = store.results(summary.league_id)
         # Scored from every stored match of the league, not only those this call played.
         scores: dict[str, list[float]] = {}
@@ -447,12 +458,6 @@ class Trainer:
         if self.sampler_sync is not None:
             self.sampler_sync.close()
             self.sampler_sync = None
-        if self._engine_preference is not None:
-            from arena.llm.engines.registry import prefer_engine
-
-            previous = self._engine_preference[0]
-            prefer_engine(*(previous or (None,)))
-            self._engine_preference = None
         for folder in (self.live_dir, self.ref_dir):
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)

@@ -36,7 +36,8 @@ def serve_model_command(
     from rich.console import Console
 
     from arena.user_errors import fail
-    from arena.llm.engines.registry import ENGINE_KINDS, default_engine_kind, local_engine
+    from arena.llm.engines import ENGINE_CHOICES, EngineOptions, open_engine, scoring_engine
+    from arena.llm.engines.registry import engine_kind
     from arena.llm.server import FaultConfig
     from arena.policy import PolicySpecError
 
@@ -46,19 +47,25 @@ def serve_model_command(
     except ValueError as exc:
         raise fail(f"--faults: {exc}")
     try:
-        kind = (engine or default_engine_kind()).strip().lower()
-        if kind not in ENGINE_KINDS:
-            raise fail(f"--engine {engine!r}: must be one of {', '.join(ENGINE_KINDS)}")
+        if engine is not None and engine.strip().lower() not in ENGINE_CHOICES:
+            raise fail(f"--engine {engine!r}: must be one of {', '.join(ENGINE_CHOICES)}")
+        kind = engine_kind(engine)
         import uvicorn
 
         from arena.llm.server import create_app
 
         with console.status(f"loading {model} ..."):
-            served_engine, kind = local_engine(model, adapter or [], kind, max_batch=max_batch, max_wait_s=max_wait_ms / 1000)
-            app = create_app(served_engine, served_name=model, adapters=adapter or [], faults=fault_config)
+            options = EngineOptions(max_batch=max_batch, max_wait_s=max_wait_ms / 1000)
+            served_engine = open_engine(model, kind, adapter or [], options)
+            # tools / json schemas with an enum are answered by scoring the enum values: on an engine
+            # that cannot score (vLLM), the hf engine of the same base does it, and the line below says so
+            scorer = scoring_engine(served_engine, adapter or [])
+            app = create_app(served_engine, served_name=model, adapters=adapter or [], faults=fault_config, scorer=scorer)
     except PolicySpecError as exc:  # a missing model or adapter, engine=vllm where it cannot run
         raise fail(str(exc))
     served = ", ".join([model, *(adapter or [])])
-    how = "vLLM engine, prefix caching" if kind == "vllm" else f"hf engine, max batch {max_batch}"
+    how = "vLLM engine, prefix caching" if served_engine.kind == "vllm" else f"hf engine, max batch {max_batch}"
+    if scorer is not served_engine:
+        how += f"; tool and JSON-schema choices scored on the {scorer.kind} engine"
     console.print(f"serving {served} on http://{host}:{port}/v1 ({how})" + (f", faults {faults}" if faults else ""))
     uvicorn.run(app, host=host, port=port, log_level=log_level)

@@ -120,6 +120,7 @@ def _convert_gguf(gguf_path: Path, target: Path, *, show_progress: bool) -> None
             from transformers import AutoModelForCausalLM, AutoTokenizer
 
             _quiet_transformers()
+            _quiet_gguf_conversion_bar()
             folder, name = str(gguf_path.parent), gguf_path.name
             tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
             quantized = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
@@ -157,9 +158,24 @@ def _convert_gguf(gguf_path: Path, target: Path, *, show_progress: bool) -> None
 
 def _quiet_transformers() -> None:
     """transformers' own tqdm bars ("Loading weights") would print on every load; ours says enough."""
-    from transformers.utils import logging as hf_logging
+    from arena.llm.quiet import quiet_progress_bars
 
-    hf_logging.disable_progress_bar()
+    quiet_progress_bars()
+
+
+def _quiet_gguf_conversion_bar() -> None:
+    """transformers' GGUF reader draws its own tqdm bar ("Converting and de-quantizing GGUF
+    tensors") with no switch, beside our conversion bar: its module's `tqdm` becomes a silent one."""
+    from arena.llm.quiet import verbose
+
+    if verbose():
+        return
+    import functools
+
+    import transformers.modeling_gguf_pytorch_utils as gguf_utils
+    from tqdm.auto import tqdm
+
+    gguf_utils.tqdm = functools.partial(tqdm, disable=True)
 
 
 def resolve_source(base: str) -> str:
@@ -209,14 +225,30 @@ def configure_torch_threads() -> int:
     return threads
 
 
+DTYPE_ENV = "ARENA_DTYPE"
+DTYPES = ("float32", "bfloat16", "float16")
+
+
+def compute_dtype(device: str) -> str:
+    """What local weights compute in, one rule for every engine so both play the same moves:
+    bfloat16 on CUDA, float32 on CPU (where bfloat16 changed SmolLM2's greedy moves and saved
+    little time: docs/benchmarks.md); $ARENA_DTYPE overrides."""
+    configured = os.environ.get(DTYPE_ENV, "").strip().lower()
+    if configured:
+        if configured not in DTYPES:
+            raise PolicySpecError(f"${DTYPE_ENV}={configured!r}: must be one of {', '.join(DTYPES)}")
+        return configured
+    return "bfloat16" if device.startswith("cuda") else "float32"
+
+
 def load_model(base: str, *, device: str | None = None) -> LoadedModel:
-    """Load a causal LM and its tokenizer: bf16 on CUDA, float32 on CPU, eval mode."""
+    """Load a causal LM and its tokenizer in `compute_dtype(device)`, eval mode."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     source = resolve_source(base)
     device = device or default_device()
-    dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
+    dtype = getattr(torch, compute_dtype(device))
     if device == "cpu":
         configure_torch_threads()
     _quiet_transformers()

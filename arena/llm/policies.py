@@ -47,8 +47,11 @@ from arena.llm.prompting import (
     current_message,
     estimate_tokens,
 )
+from arena.llm.engines import ENGINE_CHOICES, Engine, EngineOptions, EnginePreference, Generation, SamplingParams
+from arena.llm.engines.registry import engine_kind, notice, open_engine, scoring_engine
+from arena.llm.engines.scoring import choice_probabilities
 from arena.llm.retry import RetryConfig, RetryStats, call_with_retries
-from arena.llm.token_chats import SessionBook, SessionPrompt
+from arena.llm.token_chats import TokenChatBook, TokenChatPrompt
 from arena.seeding import move_seed
 from arena.policy import (
     MoveRequest,
@@ -74,7 +77,6 @@ REMOTE_PARAMS = COMMON_PARAMS | {"timeout", "max_retries", "retry_budget", "api_
 OPENAI_PARAMS = REMOTE_PARAMS | {"base_url"}
 LITELLM_PARAMS = REMOTE_PARAMS | {"api_base"}
 LOCAL_PARAMS = COMMON_PARAMS | {"engine"}
-LOCAL_ENGINES = ("auto", "vllm", "hf")
 
 
 @dataclass
@@ -504,35 +506,60 @@ class LiteLLMPolicy(_RemotePolicy):
 
 
 @dataclass
-class SessionTurn(Prompt):
-    """A local prompt with the exact token ids to send (token-in/token-out on vLLM)."""
+class ChatTurn(Prompt):
+    """A local prompt in `obs=chat`: the exact token ids to send (token-in/token-out)."""
 
-    turn: SessionPrompt | None = None
+    turn: TokenChatPrompt | None = None
     key: tuple[str, int] = ("", 0)
 
 
 class LocalPolicy(LLMPolicy):
     """`local` (the shipped SmolLM2), `hf:MODEL_OR_PATH` and `hf:BASE+ADAPTER_DIR` on the
-    process's engine: vLLM or the transformers batching engine (`engine=`, engine_choice.py).
-    Text mode generates; tools/json take the best-scored legal move; choice draws one by its
-    score at `choice_temperature` (scoring runs on the hf engine).
+    process's engine for that base (`arena.llm.engines`; `engine=` picks it). Text mode generates;
+    tools/json take the best-scored legal move; choice draws one by its score at
+    `choice_temperature`. Moves are scored by `scoring_engine(engine)`: the engine itself, or the
+    hf engine of the same base where the engine cannot score (vLLM); each turn's meta names the
+    engine that produced it (`engine`).
 
-    On vLLM, history-mode seats are token sessions (sessions.py): each prompt is the previous
-    prompt's ids + the exact generated ids + the newly templated user turn, so earlier turns are
-    never re-rendered and vLLM's prefix cache serves them."""
+    Both engines see the same prompt ids for the same request: the prompt is built from the
+    request (prompting.py) and encoded by the model's chat template, whichever engine runs it.
+    `obs=chat` keeps each seat's chat as token ids that only grow (token_chats.py): earlier turns
+    are never re-rendered, which a prefix cache (vLLM) serves best.
 
-    def __init__(self, base: str, adapter: str | None, settings: LLMSettings, engine: str = "hf"):
+    `record_tokens` (the trainer's setting) adds to each turn's meta the exact prompt and reply
+    ids and the sampler's log-probs (for a choice draw: every legal move's reply ids and log-prob,
+    and which was drawn), and seeds each draw by the match id too, so the games of a training
+    group (one game seed) draw differently."""
+
+    def __init__(
+        self, base: str, adapter: str | None, settings: LLMSettings, engine: str = "auto", *,
+        preference: EnginePreference | None = None, record_tokens: bool = False, options: EngineOptions | None = None,
+    ):
         super().__init__(settings)
-        from arena.llm.engines.registry import local_engine
-
         self.base = base
         self.adapter = adapter
         self.provider = f"local:{base}"
+        self.record_tokens = record_tokens
         # Loaded here so a missing model or adapter is one clear error before any match starts.
-        self.engine, self.engine_kind = local_engine(base, [adapter] if adapter else None, engine)
-        self.sessions: SessionBook | None = None
-        if self.engine_kind == "vllm":
-            self.sessions = SessionBook(self.engine.template)
+        self.engine: Engine = open_engine(base, engine_kind(engine, preference), [adapter] if adapter else None, options)
+        self._scorer: Engine | None = None
+        self.chats: TokenChatBook | None = TokenChatBook(self.engine.template) if settings.obs is ObsMode.CHAT else None
+
+    @property
+    def engine_kind(self) -> str:
+        """The engine that generates this policy's replies ("hf" | "vllm")."""
+        return self.engine.kind
+
+    @property
+    def scorer(self) -> Engine:
+        """The engine that scores legal moves (choice, tools, json), opened on first need and said
+        once where it is not the generating engine."""
+        if self._scorer is None:
+            self._scorer = scoring_engine(self.engine, [self.adapter] if self.adapter else None)
+            if self._scorer is not self.engine:
+                notice(f"{self.spec or self.provider}: legal moves are scored on the {self._scorer.kind} engine "
+                       f"(the {self.engine.kind} engine cannot score them); replies are generated on {self.engine.kind}")
+        return self._scorer
 
     def count_tokens(self, messages: list[Message]) -> int:
         return self.engine.count_tokens(messages)
@@ -542,8 +569,8 @@ class LocalPolicy(LLMPolicy):
         return max(context - self.settings.max_new_tokens, 1)
 
     def build_prompt(self, request: MoveRequest, mode: Mode) -> Prompt:
-        book = self.sessions
-        if book is None or mode is not Mode.TEXT or self.settings.obs is not ObsMode.HISTORY or not request.match_id:
+        book = self.chats
+        if book is None or mode is not Mode.TEXT or not request.match_id:
             return super().build_prompt(request, mode)
         key = (request.match_id, request.player)
         last = request.history[-1] if request.history else None
@@ -552,28 +579,40 @@ class LocalPolicy(LLMPolicy):
         extended = book.extend(key, len(request.history), last.reply if last else None, new_user) if last else None
         if extended is not None and len(extended.ids) <= self.context_budget():
             book.count("incremental")
-            return SessionTurn(extended.messages, len(request.history), 0, len(extended.ids), extended, key)
-        prompt = super().build_prompt(request, mode)
+            return ChatTurn(extended.messages, len(request.history), 0, len(extended.ids), extended, key)
+        prompt = build_prompt(request, mode=mode, obs_mode=ObsMode.HISTORY, budget_tokens=self.context_budget(), count_tokens=self.count_tokens)
         if last is None:
             how = "first"
         elif extended is not None or prompt.history_dropped:
             how = "trimmed"  # the grown chat no longer fits: history trimmed, rendered whole
         else:
-            how = "fallback"  # no session matches this history, or the template is not incremental
+            how = "fallback"  # no chat matches this history, or the template is not incremental
         book.count(how)
         whole = book.whole(prompt.messages, how)
-        return SessionTurn(prompt.messages, prompt.history_kept, prompt.history_dropped, len(whole.ids), whole, key)
+        return ChatTurn(prompt.messages, prompt.history_kept, prompt.history_dropped, len(whole.ids), whole, key)
 
     async def _answer(self, request: MoveRequest, prompt: Prompt, mode: Mode, legal_moves: list[str] | None, seed: int | None) -> tuple[Completion, RetryStats]:
-        if not isinstance(prompt, SessionTurn) or self.sessions is None:
-            return await self._complete(prompt.messages, mode, legal_moves, seed)
+        if self.record_tokens:  # the games of a group share their match seed; the match id tells them apart
+            seed = move_seed(f"{seed}:{request.match_id}", request)
         try:
-            generation = await self.engine.chat_ids(prompt.turn.ids, self._sampling(seed), self.adapter)
-        except (ValueError, RuntimeError) as exc:
-            self.sessions.forget(prompt.key)
+            if mode is Mode.CHOICE and legal_moves:
+                return await self._choice(prompt.messages, legal_moves, seed), RetryStats(attempts=1)
+            if mode is not Mode.TEXT and legal_moves:
+                return await self._structured(prompt.messages, mode, legal_moves), RetryStats(attempts=1)
+            if isinstance(prompt, ChatTurn) and prompt.turn is not None:
+                generation = await self.engine.chat_ids(prompt.turn.ids, self._sampling(seed), self.adapter)
+            else:
+                generation = await self.engine.chat(prompt.messages, self._sampling(seed), self.adapter)
+        except (ValueError, RuntimeError) as exc:  # PromptTooLong, a model error: this move fails
+            if isinstance(prompt, ChatTurn) and self.chats is not None:
+                self.chats.forget(prompt.key)
             raise PolicyFailure(f"{self.provider}: {type(exc).__name__}: {str(exc)[:300]}") from exc
-        self.sessions.record(prompt.key, prompt.turn, generation.completion_ids or [], generation.text, len(request.history))
-        return self._text_completion(generation), RetryStats(attempts=1)
+        if isinstance(prompt, ChatTurn) and self.chats is not None and prompt.turn is not None:
+            self.chats.record(prompt.key, prompt.turn, generation.completion_ids or [], generation.text, len(request.history))
+        return self._completion(generation), RetryStats(attempts=1)
+
+    async def _complete(self, messages: list[Message], mode: Mode, legal_moves: list[str] | None, seed: int | None) -> tuple[Completion, RetryStats]:
+        raise NotImplementedError("LocalPolicy answers in _answer")  # pragma: no cover - _answer never calls it
 
     @property
     def choice_temperature(self) -> float:
@@ -582,37 +621,40 @@ class LocalPolicy(LLMPolicy):
 
     async def move_distribution(self, request: MoveRequest) -> dict[str, float] | None:
         """In choice mode: every legal move's chance at this decision (one scoring, no draw)."""
-        from arena.llm.engines.hf import choice_probabilities
-
         legal = request.legal_moves
         if self.effective_mode(legal) is not Mode.CHOICE or not legal:
             return None
         prompt = self.build_prompt(request, Mode.CHOICE)
         try:
-            _, generation = await self.engine.choose(prompt.messages, legal, self.adapter)
+            _, generation = await self.scorer.choose(prompt.messages, legal, self.adapter)
         except (ValueError, RuntimeError) as exc:
             raise PolicyFailure(f"{self.provider}: {type(exc).__name__}: {str(exc)[:300]}") from exc
         return dict(zip(legal, choice_probabilities(generation.option_logprobs or [], self.choice_temperature)))
 
-    async def _choice(self, messages: list[Message], legal_moves: list[str], seed: int | None) -> tuple[Completion, Any]:
-        """Draw a legal move by its score; the completion carries every move's chance."""
-        from arena.llm.engines.hf import choice_probabilities
-
+    async def _choice(self, messages: list[Message], legal_moves: list[str], seed: int | None) -> Completion:
+        """Draw a legal move by its score; the completion carries every move's chance (and, when
+        recording tokens, what the learner needs to recompute the draw's probability)."""
         temperature = self.choice_temperature
-        choice, generation = await self.engine.choose(messages, legal_moves, self.adapter, temperature=temperature, seed=seed)
+        choice, generation = await self.scorer.choose(messages, legal_moves, self.adapter, temperature=temperature, seed=seed)
         probabilities = choice_probabilities(generation.option_logprobs or [], temperature)
-        completion = Completion(
-            content=choice,
-            prompt_tokens=generation.prompt_tokens,
-            completion_tokens=generation.completion_tokens,
-            finish_reason=generation.finish_reason,
-            meta={"choice_temperature": temperature, "move_probs": dict(zip(legal_moves, probabilities))},
-        )
-        return completion, generation
+        completion = self._completion(generation)
+        completion.content = choice
+        completion.meta.update({"choice_temperature": temperature, "move_probs": dict(zip(legal_moves, probabilities))})
+        if self.record_tokens:
+            completion.meta.update({"option_ids": generation.option_ids, "option_logprobs": generation.option_logprobs,
+                                    "chosen": legal_moves.index(choice)})
+        return completion
 
-    def _sampling(self, seed: int | None) -> Any:
-        from arena.llm.engines.hf import SamplingParams
+    async def _structured(self, messages: list[Message], mode: Mode, legal_moves: list[str]) -> Completion:
+        """tools/json: the best-scored legal move, as the call or the JSON a provider would send."""
+        choice, generation = await self.scorer.choose(messages, legal_moves, self.adapter)
+        arguments = json.dumps({"move": choice})
+        completion = self._completion(generation)
+        completion.content = arguments if mode is Mode.JSON else None
+        completion.tool_arguments = arguments if mode is Mode.TOOLS else None
+        return completion
 
+    def _sampling(self, seed: int | None) -> SamplingParams:
         s = self.settings
         if s.mode is Mode.CHOICE:  # the spec's temperature is the draw's among legal moves
             temperature = 1.0
@@ -623,38 +665,25 @@ class LocalPolicy(LLMPolicy):
             top_p=1.0 if s.top_p is None else s.top_p,
             max_new_tokens=s.max_new_tokens,
             seed=seed,
+            logprobs=self.record_tokens,
         )
 
-    @staticmethod
-    def _text_completion(generation: Any) -> Completion:
+    def _completion(self, generation: Generation) -> Completion:
+        """The turn's completion, naming the engine that produced it; with `record_tokens`, also its
+        exact ids and the sampler's per-token log-probs."""
+        meta: dict[str, Any] = {"engine": generation.engine}
+        if self.record_tokens:
+            meta["prompt_ids"] = list(generation.prompt_ids or [])
+            meta["completion_ids"] = list(generation.completion_ids or [])
+            if generation.completion_logprobs is not None:
+                meta["completion_logprobs"] = list(generation.completion_logprobs)
         return Completion(
             content=generation.text,
             prompt_tokens=generation.prompt_tokens,
             completion_tokens=generation.completion_tokens,
             finish_reason=generation.finish_reason,
+            meta=meta,
         )
-
-    async def _complete(self, messages: list[Message], mode: Mode, legal_moves: list[str] | None, seed: int | None) -> tuple[Completion, RetryStats]:
-        stats = RetryStats(attempts=1)
-        try:
-            if mode is Mode.CHOICE and legal_moves:
-                completion, _ = await self._choice(messages, legal_moves, seed)
-                return completion, stats
-            if mode is not Mode.TEXT and legal_moves:
-                choice, generation = await self.engine.choose(messages, legal_moves, self.adapter)
-                arguments = json.dumps({"move": choice})
-                completion = Completion(
-                    content=arguments if mode is Mode.JSON else None,
-                    tool_arguments=arguments if mode is Mode.TOOLS else None,
-                    prompt_tokens=generation.prompt_tokens,
-                    completion_tokens=generation.completion_tokens,
-                    finish_reason=generation.finish_reason,
-                )
-                return completion, stats
-            generation = await self.engine.chat(messages, self._sampling(seed), self.adapter)
-        except (ValueError, RuntimeError) as exc:  # PromptTooLong, a model error: this move fails
-            raise PolicyFailure(f"{self.provider}: {type(exc).__name__}: {str(exc)[:300]}") from exc
-        return self._text_completion(generation), stats
 
 
 # ------------------------------------------------------------------------------- factories
@@ -713,9 +742,8 @@ def make_local(spec: PolicySpec) -> Policy:
         base, adapter = base.strip(), adapter_text.strip() or None
         if not base:
             raise PolicySpecError(f"policy spec {spec.text!r}: the base model before '+' is missing")
-    from arena.llm.engines.registry import ENGINE_KINDS, default_engine_kind
-
-    engine = (spec.params.get("engine") or default_engine_kind()).strip().lower()
-    if engine not in ENGINE_KINDS:
-        raise PolicySpecError(f"policy spec {spec.text!r}: engine must be one of {', '.join(ENGINE_KINDS)}, not {engine!r}")
-    return _display_name(LocalPolicy(base, adapter, settings, engine=engine), spec)
+    engine = (spec.params.get("engine") or "").strip().lower()
+    if engine and engine not in ENGINE_CHOICES:
+        raise PolicySpecError(f"policy spec {spec.text!r}: engine must be one of {', '.join(ENGINE_CHOICES)}, not {engine!r}")
+    preference = EnginePreference(*spec.defaults["engine"]) if "engine" in spec.defaults else None
+    return _display_name(LocalPolicy(base, adapter, settings, engine, preference=preference), spec)

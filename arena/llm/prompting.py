@@ -42,6 +42,9 @@ class ObsMode(str, enum.Enum):
 
     HISTORY = "history"  # every earlier ask and answer of this seat in this match
     STATE = "state"  # the current observation only
+    # local models: the seat's chat exactly as the model saw and wrote it, as token ids that only
+    # grow (arena.llm.token_chats); elsewhere the same as history
+    CHAT = "chat"
 
 
 class PromptTooLarge(Exception):
@@ -174,7 +177,7 @@ def build_prompt(
     system = {"role": "system", "content": system_prompt(request, mode)}
     pairs: list[list[Message]] = []
     short_current: Message | None = None  # the current turn when the last pair already shows the position
-    if obs_mode is ObsMode.HISTORY:
+    if obs_mode is not ObsMode.STATE:  # history, or a chat rendered whole
         pairs = _history_messages(request.history)
         last = request.history[-1] if request.history else None
         current = {"role": "user", "content": current_message(request, mode)}

@@ -3,8 +3,9 @@
 Enough of the Chat Completions API that the official `openai` client and LiteLLM (`openai/` prefix
 with `api_base`) work unchanged: `POST /v1/chat/completions` and `GET /v1/models`.
 
-The engine is the vLLM engine (arena/llm/vllm_engine.py: prefix caching, continuous batching,
-LoRA requests) or the transformers batching engine (engine.py); both have the same asyncio API.
+The engine is any `arena.llm.engines.Engine`: vLLM (prefix caching, continuous batching, LoRA
+requests) or the transformers batching engine. Enum choices are scored by the scoring engine the
+command names (the engine itself where it can score; vLLM's is the hf engine of the same base).
 Our own server over vLLM's engine, rather than vLLM's OpenAI server behind the command, keeps one
 API for both engines: the same adapters by name, the same constrained choice for tools and JSON
 schemas, the same fault injection, and the exact token ids of every reply.
@@ -41,7 +42,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from arena.llm.engines.hf import Generation, PromptTooLong, SamplingParams, adapter_key
+from arena.llm.engines import CannotScore, Engine, Generation, PromptTooLong, SamplingParams
+from arena.llm.engines.contract import adapter_key
 from arena.llm.model import ModelNotAvailable
 from arena.llm.sse import completion_events
 
@@ -147,17 +149,22 @@ def _error_response(status: int, message: str, kind: str, code: str | None = Non
 
 
 def create_app(
-    engine: Any,
+    engine: Engine,
     *,
     served_name: str = "local",
     adapters: list[str] | None = None,
     faults: FaultConfig | dict[str, float] | None = None,
     fault_seed: int = 0,
+    scorer: Engine | None = None,
 ) -> FastAPI:
-    """A FastAPI app serving `engine` (a LocalEngine or a VLLMEngine) under `served_name`, plus the
-    given LoRA adapters."""
+    """A FastAPI app serving `engine` under `served_name`, plus the given LoRA adapters. Enum
+    choices (tools, JSON schemas) are scored on `scorer` (default: `engine`, which must then be
+    able to score); /health names both engines."""
+    scorer = scorer or engine
     for path in adapters or []:
         engine.load_adapter(path)
+        if scorer is not engine:
+            scorer.load_adapter(path)
     if isinstance(faults, dict):
         faults = FaultConfig.from_dict(faults, seed=fault_seed)
     draw = _FaultDraw(faults) if faults is not None and faults.active else None
@@ -196,7 +203,10 @@ def create_app(
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
-        return {"status": "ok", **engine_health(engine)}
+        report = {"status": "ok", **engine.health()}
+        if scorer is not engine:
+            report["scoring_engine"] = scorer.kind
+        return report
 
     @app.post("/v1/chat/completions")
     async def chat_completions(body: ChatRequest) -> JSONResponse:
@@ -225,28 +235,19 @@ def create_app(
             seed=body.seed,
         )
         try:
-            message, finish, generation = await _answer(engine, body, messages, params, adapter)
+            message, finish, generation = await _answer(engine, scorer, body, messages, params, adapter)
         except PromptTooLong as exc:
             raise ApiError(400, str(exc), code="context_length_exceeded", param="messages") from None
         except ModelNotAvailable as exc:
             raise ApiError(404, str(exc), code="model_not_found", param="model") from None
+        except CannotScore:
+            raise ApiError(400, f"this server's {engine.kind} engine cannot score enum choices (tools, JSON schemas): "
+                                "serve it with `arena serve-model`, which adds a scoring engine") from None
         except ValueError as exc:
             raise ApiError(400, str(exc)) from None
         return _completion(body, message, finish, generation)
 
     return app
-
-
-def engine_health(engine: Any) -> dict[str, Any]:
-    """What /health reports: the engine kind and its counters (vLLM: its prefix-cache counters)."""
-    s = engine.stats
-    if hasattr(engine, "prefix_cache_counters"):
-        queries, hits = engine.prefix_cache_counters()
-        return {
-            "engine": "vllm", "requests": s.requests, "steps": s.steps, "largest_batch": s.largest_batch,
-            "prompt_tokens": s.prompt_tokens, "prefix_cache_queries": queries, "prefix_cache_hits": hits,
-        }
-    return {"engine": "hf", "batches": s.batches, "rows": s.rows, "largest_batch": s.largest_batch}
 
 
 def _completion(body: ChatRequest, message: dict[str, Any], finish: str, generation: Generation) -> Response:
@@ -327,11 +328,13 @@ def _text_property(schema: Any) -> str:
     return "text"
 
 
-async def _fill_schema(engine: Any, schema: Any, messages: list[dict], params: SamplingParams, adapter: str | None) -> tuple[dict[str, str], Generation]:
+async def _fill_schema(
+    engine: Engine, scorer: Engine, schema: Any, messages: list[dict], params: SamplingParams, adapter: str | None
+) -> tuple[dict[str, str], Generation]:
     enum = _enum_property(schema)
     if enum is not None:
         name, options = enum
-        choice, generation = await engine.choose(messages, options, adapter)
+        choice, generation = await scorer.choose(messages, options, adapter)
         return {name: choice}, generation
     generation = await engine.chat(messages, params, adapter)
     return {_text_property(schema): generation.text}, generation
@@ -352,23 +355,24 @@ def _pick_tool(body: ChatRequest) -> dict[str, Any] | None:
 
 
 async def _answer(
-    engine: Any, body: ChatRequest, messages: list[dict], params: SamplingParams, adapter: str | None
+    engine: Engine, scorer: Engine, body: ChatRequest, messages: list[dict], params: SamplingParams, adapter: str | None
 ) -> tuple[dict[str, Any], str, Generation]:
-    """The assistant message, its finish reason and the generation behind it."""
+    """The assistant message, its finish reason and the generation behind it (enum choices scored
+    on `scorer`, free text generated on `engine`)."""
     tool = _pick_tool(body)
     if tool is not None and len([t for t in body.tools or [] if isinstance(t, dict)]) > 1 and not isinstance(body.tool_choice, dict):
         # several tools and free choice: let the model pick the tool by name first
         names = [t["function"]["name"] for t in body.tools if isinstance(t, dict) and isinstance(t.get("function"), dict)]
-        picked, _ = await engine.choose(messages, names, adapter)
+        picked, _ = await scorer.choose(messages, names, adapter)
         tool = next(t["function"] for t in body.tools if isinstance(t, dict) and t.get("function", {}).get("name") == picked)
     if tool is not None:
-        arguments, generation = await _fill_schema(engine, tool.get("parameters"), messages, params, adapter)
+        arguments, generation = await _fill_schema(engine, scorer, tool.get("parameters"), messages, params, adapter)
         call = {"id": f"call_{uuid.uuid4().hex[:24]}", "type": "function", "function": {"name": str(tool.get("name", "")), "arguments": json.dumps(arguments)}}
         return {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls", generation
     fmt = body.response_format or {}
     if fmt.get("type") == "json_schema":
         spec = fmt.get("json_schema") or {}
-        obj, generation = await _fill_schema(engine, spec.get("schema"), messages, params, adapter)
+        obj, generation = await _fill_schema(engine, scorer, spec.get("schema"), messages, params, adapter)
         return {"role": "assistant", "content": json.dumps(obj)}, "stop", generation
     generation = await engine.chat(messages, params, adapter)
     content = generation.text

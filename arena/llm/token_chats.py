@@ -1,9 +1,9 @@
-"""Token-in/token-out chat sessions: a seat's conversation as a token sequence that only grows.
+"""Token chats (`obs=chat`): a seat's conversation as a token sequence that only grows.
 
 Re-rendering a seat's whole chat from text each move and re-tokenizing it costs a template pass
 and a tokenization per move, and the ids can drift from what the model actually produced (a reply
 decoded and re-encoded is not always the same ids). An engine with a prefix cache (vLLM) also only
-hits its cache when the new prompt starts with exactly the ids it has seen. So a session keeps:
+hits its cache when the new prompt starts with exactly the ids it has seen. So a token chat keeps:
 
     next prompt = previous prompt ids + the exact generated ids (end-of-turn included)
                   + the ids of what the chat template puts after that reply (its closing text and
@@ -12,8 +12,8 @@ hits its cache when the new prompt starts with exactly the ids it has seen. So a
 `ChatTemplate.continuation_ids` finds that tail by rendering the chat with and without the new
 turns and checking that each rendering extends the previous one; where the template does not work
 that way (it rewrites earlier turns, trims reply text, ...) it answers None and the caller renders
-the whole chat, counted in `SessionStats.fallback`. History trimmed to fit the context breaks the
-extension too and is counted in `SessionStats.trimmed`.
+the whole chat, counted in `TokenChatStats.fallback`. History trimmed to fit the context breaks the
+extension too and is counted in `TokenChatStats.trimmed`.
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 Message = dict[str, str]
-MAX_SESSIONS = 4096  # seats remembered per policy; matches never say they ended, so oldest go first
+MAX_CHATS = 4096  # seats remembered per policy; matches never say they ended, so oldest go first
 
 
 @dataclass
-class SessionStats:
+class TokenChatStats:
     """How each prompt was built (benchmarks and tests read these)."""
 
     first: int = 0  # a seat's first prompt: rendered whole, nothing to extend
@@ -77,7 +77,7 @@ class ChatTemplate:
 
 
 @dataclass
-class _Session:
+class _TokenChat:
     messages: list[Message]
     ids: list[int]  # prompt ids + generated ids of the last turn
     reply: str  # the last reply's text, as the match will quote it back
@@ -85,7 +85,7 @@ class _Session:
 
 
 @dataclass
-class SessionPrompt:
+class TokenChatPrompt:
     """What to send for one move."""
 
     messages: list[Message]
@@ -94,42 +94,42 @@ class SessionPrompt:
 
 
 @dataclass
-class SessionBook:
-    """The sessions of one policy, keyed by (match id, seat)."""
+class TokenChatBook:
+    """The token chats of one policy, keyed by (match id, seat)."""
 
     template: ChatTemplate
-    stats: SessionStats = field(default_factory=SessionStats)
-    _sessions: "collections.OrderedDict[tuple[str, int], _Session]" = field(default_factory=collections.OrderedDict)
+    stats: TokenChatStats = field(default_factory=TokenChatStats)
+    _chats: "collections.OrderedDict[tuple[str, int], _TokenChat]" = field(default_factory=collections.OrderedDict)
 
-    def extend(self, key: tuple[str, int], exchanges: int, last_reply: str | None, new_user: Message) -> SessionPrompt | None:
-        """The next prompt as an extension of the seat's session, or None when there is none to
-        extend (first move, or the match's history is not the one this session saw)."""
-        session = self._sessions.get(key)
-        if session is None:
+    def extend(self, key: tuple[str, int], exchanges: int, last_reply: str | None, new_user: Message) -> TokenChatPrompt | None:
+        """The next prompt as an extension of the seat's chat, or None when there is none to
+        extend (first move, or the match's history is not the one this chat saw)."""
+        chat = self._chats.get(key)
+        if chat is None:
             return None
-        if exchanges != session.exchanges or last_reply != session.reply:
+        if exchanges != chat.exchanges or last_reply != chat.reply:
             self.forget(key)
             return None
-        tail = self.template.continuation_ids(session.messages, session.reply, session.ids[-1:], new_user)
+        tail = self.template.continuation_ids(chat.messages, chat.reply, chat.ids[-1:], new_user)
         if tail is None:
             self.forget(key)
             return None
-        messages = [*session.messages, {"role": "assistant", "content": session.reply}, new_user]
-        return SessionPrompt(messages, session.ids + tail, "incremental")
+        messages = [*chat.messages, {"role": "assistant", "content": chat.reply}, new_user]
+        return TokenChatPrompt(messages, chat.ids + tail, "incremental")
 
-    def whole(self, messages: list[Message], how: str) -> SessionPrompt:
+    def whole(self, messages: list[Message], how: str) -> TokenChatPrompt:
         """A prompt rendered whole (first move, fallback, trimmed)."""
-        return SessionPrompt(messages, self.template.encode(messages), how)
+        return TokenChatPrompt(messages, self.template.encode(messages), how)
 
     def count(self, how: str) -> None:
         setattr(self.stats, how, getattr(self.stats, how) + 1)
 
-    def record(self, key: tuple[str, int], prompt: SessionPrompt, completion_ids: list[int], reply: str, exchanges: int) -> None:
+    def record(self, key: tuple[str, int], prompt: TokenChatPrompt, completion_ids: list[int], reply: str, exchanges: int) -> None:
         """After a move: remember exactly what was sent and generated."""
-        self._sessions[key] = _Session(prompt.messages, list(prompt.ids) + list(completion_ids), reply, exchanges + 1)
-        self._sessions.move_to_end(key)
-        while len(self._sessions) > MAX_SESSIONS:
-            self._sessions.popitem(last=False)
+        self._chats[key] = _TokenChat(prompt.messages, list(prompt.ids) + list(completion_ids), reply, exchanges + 1)
+        self._chats.move_to_end(key)
+        while len(self._chats) > MAX_CHATS:
+            self._chats.popitem(last=False)
 
     def forget(self, key: tuple[str, int]) -> None:
-        self._sessions.pop(key, None)
+        self._chats.pop(key, None)

@@ -8,7 +8,8 @@ import math
 import pytest
 
 from arena.exploitability import build_tree, policy_strategy
-from arena.llm.engines.hf import choice_probabilities, get_engine
+from arena.llm.engines import open_engine
+from arena.llm.engines.scoring import choice_probabilities
 from arena.match import play_match
 from arena.policy import PolicySpecError, make_policy
 from games.registry import make_game
@@ -34,7 +35,7 @@ def test_remote_policies_refuse_choice_mode() -> None:
 
 @pytest.mark.slow
 async def test_engine_draws_by_score_and_reports_every_option() -> None:
-    engine = get_engine("local")
+    engine = open_engine("local", "hf")
     (greedy, g), (a, ga), (b, gb) = await asyncio.gather(
         engine.choose(MESSAGES, OPTIONS),
         engine.choose(MESSAGES, OPTIONS, temperature=1.0, seed=11),

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from arena.llm import model as model_mod
-from arena.llm.engines.hf import SamplingParams, get_engine
+from arena.llm.engines import SamplingParams, open_engine
 
 MESSAGES = [
     {"role": "system", "content": "You play Tic-Tac-Toe as X."},
@@ -20,7 +20,7 @@ GREEDY = SamplingParams(temperature=0.0, max_new_tokens=6)
 
 @pytest.fixture(scope="module")
 def engine():
-    return get_engine("local")
+    return open_engine("local", "hf")
 
 
 def test_cache_is_reused_without_converting(monkeypatch):
@@ -120,15 +120,15 @@ async def test_lora_adapters_are_isolated_in_one_batch(engine, tmp_path):
 async def test_shared_system_prompt_is_prefilled_once_with_the_same_result(engine):
     system = {"role": "system", "content": "You play Tic-Tac-Toe. " + "Three marks in a row win; players alternate. " * 5}
     prompts = [[system, {"role": "user", "content": f"Turn {i}: free cells {list(range(1, 10 - i))}."}] for i in range(3)]
-    saved = engine.stats.shared_prefix_tokens
+    saved = engine.stats.cached_prompt_tokens
     batched = await asyncio.gather(*[engine.chat(m, GREEDY) for m in prompts])
-    assert engine.stats.shared_prefix_tokens - saved >= 2 * 32
+    assert engine.stats.cached_prompt_tokens - saved >= 2 * 32
     alone = [await engine.chat(m, GREEDY) for m in prompts]
     assert [g.text for g in batched] == [g.text for g in alone]
 
 
 def test_prefix_groups_put_prompts_that_share_a_prefix_together():
-    from arena.llm.engines.hf import MIN_SHARED_PREFIX, prefix_groups
+    from arena.llm.engines.scoring import MIN_SHARED_PREFIX, prefix_groups
 
     rules = list(range(100, 100 + MIN_SHARED_PREFIX + 5))
     seat0 = [[1, *rules, 7], [1, *rules, 8, 9]]
@@ -151,9 +151,9 @@ async def test_choose_shares_each_seats_prefix_and_scores_as_alone(engine):
         for i in range(2)
     ]
     options = ["4", "[4]", "centre"]
-    saved = engine.stats.shared_prefix_tokens
+    saved = engine.stats.cached_prompt_tokens
     batched = await asyncio.gather(*[engine.choose(m, options) for m in prompts])
-    assert engine.stats.shared_prefix_tokens - saved >= 2 * 32  # one shared prefix per seat
+    assert engine.stats.cached_prompt_tokens - saved >= 2 * 32  # one shared prefix per seat
     for messages, (_, together) in zip(prompts, batched):
         _, alone = await engine.choose(messages, options)
         assert together.option_logprobs == pytest.approx(alone.option_logprobs, abs=1e-4)

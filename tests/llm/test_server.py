@@ -13,7 +13,7 @@ import openai
 import pytest
 import uvicorn
 
-from arena.llm.engines.hf import get_engine
+from arena.llm.engines import open_engine
 from arena.llm.server import FaultConfig, create_app
 
 pytestmark = pytest.mark.slow
@@ -58,7 +58,7 @@ class _ServerThread:
 
 @pytest.fixture(scope="module")
 def base_url():
-    app = create_app(get_engine("local"), served_name="local")
+    app = create_app(open_engine("local", "hf"), served_name="local")
     with _ServerThread(app) as url:
         yield url
 
@@ -116,7 +116,7 @@ def test_bad_requests_get_openai_errors(client):
 
 def test_every_fault_kind_is_observed():
     faults = FaultConfig.parse("429=0.25,500=0.25,timeout=0.25,garbage=0.25", seed=11, hang_s=2.0)
-    app = create_app(get_engine("local"), served_name="local", faults=faults)
+    app = create_app(open_engine("local", "hf"), served_name="local", faults=faults)
     seen: Counter[str] = Counter()
     with _ServerThread(app) as url:
         client = openai.OpenAI(base_url=url, api_key="unused", max_retries=0, timeout=0.5)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from arena.llm.model import local_model_dir
-from arena.llm.token_chats import ChatTemplate, SessionBook
+from arena.llm.token_chats import ChatTemplate, TokenChatBook
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +23,7 @@ def reply_ids(template: ChatTemplate, text: str, *, ended: bool) -> list[int]:
 
 
 def test_incremental_ids_equal_a_full_render(template):
-    book = SessionBook(template)
+    book = TokenChatBook(template)
     key = ("match", 0)
     messages = [{"role": "system", "content": "You play Tic-Tac-Toe as X."}, {"role": "user", "content": "Board 1. Legal moves: 1, 2"}]
     prompt = book.whole(messages, "first")
@@ -38,7 +38,7 @@ def test_incremental_ids_equal_a_full_render(template):
 
 
 def test_history_that_differs_from_the_session_is_not_extended(template):
-    book = SessionBook(template)
+    book = TokenChatBook(template)
     messages = [{"role": "user", "content": "Board."}]
     book.record(("m", 1), book.whole(messages, "first"), reply_ids(template, "[1]", ended=True), "[1]", exchanges=0)
     user = {"role": "user", "content": "Again."}

@@ -10,7 +10,7 @@ import asyncio
 
 import pytest
 
-from arena.llm.engines.hf import SamplingParams
+from arena.llm.engines import SamplingParams
 from arena.match import play_match
 from arena.policy import PolicySpecError, make_policy
 from games.registry import make_game
@@ -42,8 +42,8 @@ async def test_seeded_requests_reproduce_in_one_batch(vllm_engine):
     assert other.completion_tokens <= 3
 
 
-async def test_history_match_grows_one_token_sequence_and_hits_the_prefix_cache(vllm_engine):
-    policy = make_policy("local,engine=vllm,max_new_tokens=12,temperature=0.7,seed=3")
+async def test_a_chat_match_grows_one_token_sequence_and_hits_the_prefix_cache(vllm_engine):
+    policy = make_policy("local,engine=vllm,obs=chat,max_new_tokens=12,temperature=0.7,seed=3")
     assert policy.engine is vllm_engine and policy.engine_kind == "vllm"
     sent: list[tuple[list[int], list[int]]] = []
     cached: list[int] = []
@@ -61,7 +61,7 @@ async def test_history_match_grows_one_token_sequence_and_hits_the_prefix_cache(
         record = await play_match(make_game("tictactoe"), [policy, make_policy("random")], seed=5)
     finally:
         del policy.engine.chat_ids
-    stats = policy.sessions.stats
+    stats = policy.chats.stats
     assert len(sent) >= 3 and stats.first == 1
     assert stats.incremental == len(sent) - 1 - stats.fallback - stats.trimmed
     assert stats.incremental >= 2

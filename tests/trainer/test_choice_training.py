@@ -8,12 +8,12 @@ import random
 import pytest
 import torch
 
-from arena.llm.engines.hf import get_engine
+from arena.llm.engines import open_engine
 from arena.match import play_match
 from games.registry import make_game
 from trainer.config import AlgorithmSettings, LoraSettings, RolloutSettings
 from trainer.learner import Learner, Sample, write_initial_adapter
-from trainer.rollouts import TrainingPolicy, learner_temperature, turn_sample
+from trainer.rollouts import learner_temperature, training_policy, turn_sample
 
 pytestmark = pytest.mark.slow
 
@@ -25,14 +25,14 @@ def learner_and_turns(tmp_path_factory):
     rollout = RolloutSettings(mode="choice", obs="state", temperature=DRAW_TEMPERATURE)
     adapter = tmp_path_factory.mktemp("choice") / "live"
     write_initial_adapter("local", LoraSettings(r=4, alpha=8, target_modules=["q_proj", "v_proj"]), adapter, seed=2)
-    engine = get_engine("local")
+    engine = open_engine("local", "hf")
     settings = AlgorithmSettings(epochs=1, minibatch_size=4, micro_batch_size=4, learning_rate=1e-3)
     learner = Learner(engine, adapter, settings, temperature=learner_temperature(rollout), max_new_tokens=rollout.max_new_tokens)
     torch.manual_seed(0)
     with torch.no_grad():  # a non-zero adapter, so the scoring really runs through it
         for p in learner.params.values():
             p.add_(torch.randn_like(p) * 0.01)
-    policy = TrainingPolicy("local", str(adapter), rollout)
+    policy = training_policy("local", str(adapter), rollout)
 
     async def rollouts():
         return await asyncio.gather(*(play_match(make_game("kuhn_poker", 2, hands=1), [policy, policy], seed) for seed in range(2)))

@@ -31,10 +31,10 @@ def _logps_and_grads(learner: Learner, samples: list[Sample]) -> tuple[torch.Ten
 
 
 def test_shared_prefix_gives_the_same_logps_and_gradients(tmp_path, monkeypatch):
-    from arena.llm.engines.hf import get_engine
+    from arena.llm.engines import open_engine
 
     write_initial_adapter("local", LoraSettings(r=4, alpha=8, target_modules=["q_proj", "v_proj"]), tmp_path / "adapter", seed=3)
-    engine = get_engine("local")
+    engine = open_engine("local", "hf")
     learner = Learner(engine, tmp_path / "adapter", AlgorithmSettings(), temperature=1.0, max_new_tokens=8)
     torch.manual_seed(0)
     with torch.no_grad():
@@ -61,10 +61,10 @@ def test_micro_batches_hold_rows_that_share_a_system_prompt(tmp_path, monkeypatc
     """Two seats' prompts differ in the system prompt's first line: a shuffled minibatch shared
     nothing and paid for the rules in every row. Rows are grouped by prompt before they are cut
     into micro-batches, in the update and in the log-probs taken before it."""
-    from arena.llm.engines.hf import get_engine
+    from arena.llm.engines import open_engine
 
     write_initial_adapter("local", LoraSettings(r=4, alpha=8, target_modules=["q_proj", "v_proj"]), tmp_path / "adapter", seed=3)
-    engine = get_engine("local")
+    engine = open_engine("local", "hf")
     learner = Learner(engine, tmp_path / "adapter", AlgorithmSettings(micro_batch_size=2, minibatch_size=4, epochs=1), temperature=1.0, max_new_tokens=8)
     tokenizer = engine.tokenizer
     samples = []

