@@ -43,7 +43,7 @@ def _global_options(
     quiet_torch_logs()
 
 # Modules that add commands; each defines register(app). Missing ones are skipped.
-COMMAND_MODULES = ("league.cli", "web.cli", "trainer.cli", "arena.llm.cli", "envserver.cli", "llm_arena_cli.eval_group")
+COMMAND_MODULES = ("league.cli", "web.cli", "trainer.cli", "serve_model.cli", "envserver.cli", "llm_arena_cli.eval_group")
 
 
 NAME_MIN_WIDTH = 12  # the longest word of a native game's name ("Negotiation", "Prisoner's")

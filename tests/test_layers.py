@@ -35,6 +35,7 @@ MAY_IMPORT: dict[str, set[str] | None] = {
     "trainer": _BELOW_LEAGUE,
     "web": _BELOW_LEAGUE,
     "envserver": _BELOW_LEAGUE,
+    "serve_model": {"arena"},  # arena serve-model: the engines behind FastAPI
     "interop": _BELOW_LEAGUE,
     "arena_verifiers": _BELOW_LEAGUE | {"interop"},
     "llm_arena_cli": None,  # the composition root: anything

@@ -95,9 +95,9 @@ def test_serve_model_on_vllm_adapters_by_name_token_ids_and_the_prefix_cache(vll
     import httpx
     import openai
 
-    from arena.llm.server import create_app
+    from serve_model.server import create_app
     from tests.llm.test_engine import _make_adapter
-    from tests.llm.test_server import _ServerThread
+    from tests.serve_model.test_server import _ServerThread
 
     adapter = _make_adapter(vllm_engine.source, tmp_path / "ttt-adapter", seed=1)
     # A system prompt over two of vLLM's KV blocks (128 tokens each on CPU), as a game's rules are.

@@ -14,7 +14,7 @@ import pytest
 import uvicorn
 
 from arena.llm.engines import open_engine
-from arena.llm.server import FaultConfig, create_app
+from serve_model.server import FaultConfig, create_app
 
 pytestmark = pytest.mark.slow
 

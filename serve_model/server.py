@@ -45,7 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from arena.llm.engines import CannotScore, Engine, Generation, PromptTooLong, SamplingParams
 from arena.llm.engines.contract import adapter_key
 from arena.llm.model import ModelNotAvailable
-from arena.llm.sse import completion_events
+from serve_model.sse import completion_events
 
 DEFAULT_MAX_TOKENS = 256
 MAX_MESSAGES = 1000

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import openai
 
-from arena.llm.sse import completion_events
+from serve_model.sse import completion_events
 
 COMPLETION = {
     "id": "chatcmpl-1",

@@ -2,7 +2,7 @@
 
 It runs on vLLM where vLLM runs (prefix caching: a client that resends its whole chat each turn
 is served the earlier turns from the cache), else on the transformers engine, saying why; the
-same server code (arena/llm/server.py) fronts both."""
+same server code (serve_model/server.py) fronts both."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def serve_model_command(
     from arena.user_errors import fail
     from arena.llm.engines import ENGINE_CHOICES, EngineOptions, open_engine, scoring_engine
     from arena.llm.engines.registry import engine_kind
-    from arena.llm.server import FaultConfig
+    from serve_model.server import FaultConfig
     from arena.policy import PolicySpecError
 
     console = Console(stderr=True, highlight=False)
@@ -52,7 +52,7 @@ def serve_model_command(
         kind = engine_kind(engine)
         import uvicorn
 
-        from arena.llm.server import create_app
+        from serve_model.server import create_app
 
         with console.status(f"loading {model} ..."):
             options = EngineOptions(max_batch=max_batch, max_wait_s=max_wait_ms / 1000)
