@@ -231,13 +231,20 @@ class PeakRSS:
         return round(self.peak / 2**30, 2)
 
 
-async def run_engine(kind: str, args: argparse.Namespace) -> dict[str, Any]:
-    """Start-up, sequential and 32-concurrent figures of one engine (plus hf details)."""
+async def run_engine(variant: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Start-up, sequential and 32-concurrent figures of one engine (plus hf details; vLLM in its
+    default dtype: the bare-engine replay). `variant` is hf, vllm or vllm:DTYPE."""
+    kind, _, dtype = variant.partition(":")
+    if dtype:
+        shutdown_engines()  # a fresh engine in that dtype
+        os.environ["ARENA_DTYPE"] = dtype
+    else:
+        os.environ.pop("ARENA_DTYPE", None)
     spec = f"local,engine={kind},max_new_tokens={args.max_new_tokens},temperature={args.temperature}" + ("" if args.obs == "history" else f",obs={args.obs}")
     started = time.perf_counter()
     policy = make_policy(spec)
     out: dict[str, Any] = {"spec": spec, "startup_s": round(time.perf_counter() - started, 1)}
-    print(f"{kind}: started in {out['startup_s']} s", flush=True)
+    print(f"{variant}: started in {out['startup_s']} s", flush=True)
     engine = policy.engine
     prompts: list[tuple[list[dict], SamplingParams]] = []
     if kind == "hf" and args.detail:
@@ -266,7 +273,7 @@ async def run_engine(kind: str, args: argparse.Namespace) -> dict[str, Any]:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--engines", default="hf,vllm", help="comma-separated: hf, vllm")
+    parser.add_argument("--engines", default="hf,vllm", help="comma-separated: hf, vllm, vllm:bfloat16 (vLLM in another dtype than the default)")
     parser.add_argument("--window", type=float, default=90.0, help="seconds of 8 concurrent matches (--detail)")
     parser.add_argument("--window32", type=float, default=240.0, help="seconds for 32 concurrent matches (a batch of 32 long prompts takes a while on 2 cores)")
     parser.add_argument("--sequential-window", type=float, default=45.0, help="seconds of one-at-a-time play")
@@ -279,21 +286,25 @@ async def main() -> None:
                              "or the match as the token chat the model saw (obs=chat: what vLLM's prefix cache serves best)")
     args = parser.parse_args()
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
-    if not engines or any(e not in ("hf", "vllm") for e in engines):
-        raise SystemExit(f"--engines: give hf and/or vllm, not {args.engines!r}")
+    if not engines or any(e.partition(":")[0] not in ("hf", "vllm") or (":" in e and not e.startswith("vllm:")) for e in engines):
+        raise SystemExit(f"--engines: give hf, vllm and/or vllm:DTYPE, not {args.engines!r}")
     print(f"torch threads: {__import__('torch').get_num_threads()}; {platform.processor() or platform.machine()}, {os.cpu_count()} cpus", flush=True)
 
     memory = PeakRSS()
     results = {kind: await run_engine(kind, args) for kind in engines}
     summary: dict[str, Any] = {"max_new_tokens": args.max_new_tokens, "obs": args.obs, "peak_rss_gib": memory.stop()}
-    for kind, out in results.items():
-        summary[f"{kind}_startup_s"] = out["startup_s"]
-        summary[f"{kind}_sequential_moves_per_s"] = round(out["sequential"]["replies_per_s"], 3)
-        summary[f"{kind}_concurrent32_moves_per_s"] = round(out["concurrent32"]["replies_per_s"], 3)
+    for variant, out in results.items():
+        name = variant.replace(":", "_")
+        summary[f"{name}_startup_s"] = out["startup_s"]
+        summary[f"{name}_sequential_moves_per_s"] = round(out["sequential"]["replies_per_s"], 3)
+        summary[f"{name}_concurrent32_moves_per_s"] = round(out["concurrent32"]["replies_per_s"], 3)
     if "hf" in results and "vllm" in results:
         hf, vllm = results["hf"], results["vllm"]
         summary["vllm_over_hf_32"] = round(vllm["concurrent32"]["replies_per_s"] / hf["concurrent32"]["replies_per_s"], 2)
         summary["vllm_over_hf_sequential"] = round(vllm["sequential"]["replies_per_s"] / hf["sequential"]["replies_per_s"], 2)
+    if "vllm" in results and "vllm:bfloat16" in results:
+        summary["vllm_float32_over_bfloat16_32"] = round(
+            results["vllm"]["concurrent32"]["replies_per_s"] / results["vllm:bfloat16"]["concurrent32"]["replies_per_s"], 3)
     if "vllm" in results:
         vllm_run = results["vllm"]
         summary["cache_hit_rate"] = vllm_run["concurrent32"]["cache_hit_rate"]

@@ -67,6 +67,7 @@ from arena.policy import (
 from arena.redaction import redact, remember_secret
 
 MAX_ENUM_MOVES = 500  # larger legal-move lists are asked in text mode (provider enum limits)
+ENCODINGS_KEPT = 64  # local models: recent prompts whose ids are kept (LocalPolicy.encode)
 MAX_CHOICE_TEMPERATURE = 10.0  # = trainer's rollout.temperature cap, so every checkpoint's spec is valid
 DEFAULT_REMOTE_CONTEXT = 32_000  # tokens assumed for a remote model unless `max_context=` says
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -543,6 +544,7 @@ class LocalPolicy(LLMPolicy):
         # Loaded here so a missing model or adapter is one clear error before any match starts.
         self.engine: Engine = open_engine(base, engine_kind(engine, preference), [adapter] if adapter else None, options)
         self._scorer: Engine | None = None
+        self._encodings: dict[tuple[tuple[str, str], ...], list[int]] = {}  # recent prompts' ids (`encode`)
         self.chats: TokenChatBook | None = TokenChatBook(self.engine.template) if settings.obs is ObsMode.CHAT else None
 
     @property
@@ -562,7 +564,19 @@ class LocalPolicy(LLMPolicy):
         return self._scorer
 
     def count_tokens(self, messages: list[Message]) -> int:
-        return self.engine.count_tokens(messages)
+        return len(self.encode(messages))
+
+    def encode(self, messages: list[Message]) -> list[int]:
+        """The prompt ids of `messages` (the chat template, tokenized). Fitting a prompt to the
+        context counts the chosen messages, and the move then sends the same ones: the last few
+        encodings are kept, so a move renders and tokenizes its prompt once, not three times."""
+        key = tuple((m["role"], m["content"]) for m in messages)
+        ids = self._encodings.get(key)
+        if ids is None:
+            ids = self._encodings[key] = self.engine.encode(messages)
+            while len(self._encodings) > ENCODINGS_KEPT:
+                self._encodings.pop(next(iter(self._encodings)))
+        return ids
 
     def context_budget(self) -> int:
         context = min(self.settings.max_context or self.engine.context_length, self.engine.context_length)
@@ -602,7 +616,7 @@ class LocalPolicy(LLMPolicy):
             if isinstance(prompt, ChatTurn) and prompt.turn is not None:
                 generation = await self.engine.chat_ids(prompt.turn.ids, self._sampling(seed), self.adapter)
             else:
-                generation = await self.engine.chat(prompt.messages, self._sampling(seed), self.adapter)
+                generation = await self.engine.chat_ids(self.encode(prompt.messages), self._sampling(seed), self.adapter)
         except (ValueError, RuntimeError) as exc:  # PromptTooLong, a model error: this move fails
             if isinstance(prompt, ChatTurn) and self.chats is not None:
                 self.chats.forget(prompt.key)

@@ -4,7 +4,7 @@ its six games, the candidate in seat 0 against `random`, as the suite plays them
 
 They agree because both engines build the same prompt ids from a request (prompting.py, one chat
 template) and compute in the same dtype (arena.llm.model.compute_dtype: float32 on CPU). With
-vLLM in bfloat16 the first reply already differed in 2 of 8 such matches (docs/benchmarks.md).
+vLLM in bfloat16 the first reply already differed in 4 of 8 such matches (docs/benchmarks.md).
 """
 
 from __future__ import annotations

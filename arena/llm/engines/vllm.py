@@ -305,13 +305,17 @@ class VLLMEngine:
         """The LoRARequest that requests for the adapter `path` use now (None: not loaded)."""
         return self._adapters.get(adapter_key(path))
 
-    def count_tokens(self, messages: list[dict]) -> int:
-        return len(self.template.encode(messages))
-
-    async def chat(self, messages: list[dict], params: SamplingParams, adapter: str | None = None) -> Generation:
+    def encode(self, messages: list[dict]) -> list[int]:
+        """The chat rendered with the template (reply header included) and tokenized."""
         if not isinstance(messages, list) or not messages:
             raise ValueError("messages must be a non-empty list of {'role': ..., 'content': ...}")
-        return await self.chat_ids(self.template.encode(messages), params, adapter)
+        return self.template.encode(messages)
+
+    def count_tokens(self, messages: list[dict]) -> int:
+        return len(self.encode(messages))
+
+    async def chat(self, messages: list[dict], params: SamplingParams, adapter: str | None = None) -> Generation:
+        return await self.chat_ids(self.encode(messages), params, adapter)
 
     async def chat_ids(self, prompt_ids: list[int], params: SamplingParams, adapter: str | None = None) -> Generation:
         """Generate from exact prompt token ids (token-in/token-out)."""
