@@ -93,7 +93,7 @@ class Policy(ABC):
 
     async def move_distribution(self, request: MoveRequest) -> dict[str, float] | None:
         """The chance of each legal move at this decision, where the policy can state it (exact
-        evaluation, arena.exploitability); None where its moves can only be drawn."""
+        evaluation, evaluation.exploitability); None where its moves can only be drawn."""
         return None
 
     async def close(self) -> None:

@@ -19,7 +19,7 @@ Measured before and after each update, from the learner's own log-probs (choice 
 - gradient cosine: before any update, the cosine between the LoRA gradients of the aggressive
   move's draw log-prob at two information sets that differ only in the card (the smaller the
   cosine, the more of an update can be card-specific).
-The reference learner with one free logit per information set (arena.tabular_selfplay, Adam at
+The reference learner with one free logit per information set (trainer.tabular_selfplay, Adam at
 lr 0.1, its tuned rate) widens the gap at every step and does not drift. Ends with one JSON line.
 """
 
@@ -42,11 +42,11 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from arena.exploitability import build_tree, infoset_labels  # noqa: E402
+from evaluation.exploitability import build_tree, infoset_labels  # noqa: E402
 from arena.llm.engine import get_engine  # noqa: E402
 from arena.llm.prompting import Mode  # noqa: E402
 from arena.policy import make_policy  # noqa: E402
-from arena.tabular_selfplay import Adam, decision_loss_gradient, softmax  # noqa: E402
+from trainer.tabular_selfplay import Adam, decision_loss_gradient, softmax  # noqa: E402
 from games.registry import make_game  # noqa: E402
 from trainer.config import AlgorithmSettings, LoraSettings  # noqa: E402
 from trainer.learner import Learner, Sample, write_initial_adapter  # noqa: E402

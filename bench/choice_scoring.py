@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from arena.exploitability import build_tree, evaluate, policy_strategy  # noqa: E402
+from evaluation.exploitability import build_tree, evaluate, policy_strategy  # noqa: E402
 from arena.policy import make_policy  # noqa: E402
 from games.registry import make_game  # noqa: E402
 from strategy import choice_policy, play_games  # noqa: E402

@@ -12,7 +12,7 @@ draw's entropy. The policies evaluated draw at the training temperature unless -
 says otherwise: that is the policy self-play optimises, and its checkpoints' spec.
 
 Kuhn poker (one hand per episode): after every step the live adapter's exact exploitability is
-computed (arena.exploitability: all 12 information sets scored in one engine batch). At the end:
+computed (evaluation.exploitability: all 12 information sets scored in one engine batch). At the end:
 the base's and the final adapter's exploitability, and --eval-games sampled hands of the final
 adapter against the base and against `bot` (the equilibrium), seats alternating; chips per hand
 with a 95% normal interval, hands won with Wilson's interval, and the exact expected chips beside
@@ -40,11 +40,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.exploitability import build_tree, chips_against, evaluate, infoset_labels, policy_strategy, uniform_strategy  # noqa: E402
+from evaluation.exploitability import build_tree, chips_against, evaluate, infoset_labels, policy_strategy, uniform_strategy  # noqa: E402
 from arena.match import play_match  # noqa: E402
 from arena.policy import Policy, make_policy  # noqa: E402
 from games.registry import make_game  # noqa: E402
-from league.report_card import wilson  # noqa: E402
+from evaluation.report_card import wilson  # noqa: E402
 from trainer.config import parse_config  # noqa: E402
 from trainer.run import Trainer  # noqa: E402
 

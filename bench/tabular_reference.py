@@ -5,7 +5,7 @@
 
 bench/strategy.py trains a LoRA shared by all 12 information sets and plays 16 hands per step.
 This bench runs the same self-play with one free logit per (information set, move) instead
-(arena.tabular_selfplay): the same start (the base model's strategy at the training temperature),
+(trainer.tabular_selfplay): the same start (the base model's strategy at the training temperature),
 the same GRPO groups (a deal, both seats), the same per-decision loss (KL to the start and the
 entropy bonus at bench/strategy's defaults) and Adam. For each budget ("STEPSxDEALS", 4 hands per
 deal) it sweeps Adam's learning rate over --seeds runs and reports the exploitability ratio
@@ -27,9 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.exploitability import build_tree, evaluate, policy_strategy  # noqa: E402
+from evaluation.exploitability import build_tree, evaluate, policy_strategy  # noqa: E402
 from arena.policy import make_policy  # noqa: E402
-from arena.tabular_selfplay import reference_figures, reference_sweep  # noqa: E402
+from trainer.tabular_selfplay import reference_figures, reference_sweep  # noqa: E402
 from games.registry import make_game  # noqa: E402
 
 HANDS_PER_DEAL = 4  # bench/strategy's --group-size

@@ -15,7 +15,7 @@ eval_app = typer.Typer(
     help="Measure policies: frozen benchmark suites with anchored ratings, exact exploitability in small poker games.",
     no_args_is_help=True,
 )
-EVAL_COMMAND_MODULES = ("league.suite_cli", "llm_arena_cli.exploitability_command")
+EVAL_COMMAND_MODULES = ("evaluation.cli", "evaluation.exploitability_cli")
 
 
 def register(app: typer.Typer) -> None:

@@ -22,10 +22,10 @@ import sys
 import yaml
 
 from arena.redaction import redact
-from league.anchored import fit_anchors
+from evaluation.anchored import fit_anchors
 from league.runner import run_league
 from league.store import Store
-from league.suites import anchor_league, load_suite
+from evaluation.suites import anchor_league, load_suite
 
 
 def machine() -> str:

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from arena.exploitability import build_tree, policy_strategy
+from evaluation.exploitability import build_tree, policy_strategy
 from arena.llm.engine import choice_probabilities, get_engine
 from arena.match import play_match
 from arena.policy import PolicySpecError, make_policy

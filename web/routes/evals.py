@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
 
-from league.evaluation import StoredEvaluation, stored_card, stored_evaluations
+from evaluation.suite_evaluation import StoredEvaluation, stored_card, stored_evaluations
 from web.context import WebContext
 
 

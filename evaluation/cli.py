@@ -23,7 +23,7 @@ def suites_command() -> None:
 
     Example: arena eval suites
     """
-    from league.suites import available_suites, evaluation_league, load_suite
+    from evaluation.suites import available_suites, evaluation_league, load_suite
 
     for name in available_suites():
         suite = load_suite(name)
@@ -72,15 +72,15 @@ def suite_command(
     Example: arena eval suite --policy local --quick --json card.json --db sqlite:///eval.db
     """
     from league.config import ConfigError
-    from league.evaluation import run_evaluation
+    from evaluation.suite_evaluation import run_evaluation
     from league.runner import LeagueError
     from league.store import StoreError
-    from league.suites import SuiteError, load_suite
+    from evaluation.suites import SuiteError, load_suite
 
     try:
         suite = load_suite(suite_name)
         name = (name or policy).strip()
-        from league.evaluation import evaluation_config
+        from evaluation.suite_evaluation import evaluation_config
 
         evaluation_config(suite, policy, name, quick)  # a bad spec or name fails here, in one line
         store = _store(db)
@@ -107,12 +107,12 @@ def suite_command(
         raise typer.Exit(code=130)
     print_card(card)
     if json_path:
-        from league.card_files import write_json
+        from evaluation.card_files import write_json
 
         write_json(card, json_path)
         console.print(f"card written to {json_path}")
     if markdown_path:
-        from league.card_files import write_markdown
+        from evaluation.card_files import write_markdown
 
         image = write_markdown(card, markdown_path)
         console.print(f"markdown written to {markdown_path} (plot {image})")

@@ -8,7 +8,7 @@ from importlib import resources
 
 import pytest
 
-from league.suites import available_suites, load_suite
+from evaluation.suites import available_suites, load_suite
 
 # sha256 of each released suite file (line endings normalised to \n). Never update a hash: a
 # changed suite is a new version (core-v2.yaml) with its own entry here.
@@ -18,7 +18,7 @@ RELEASED = {
 
 
 def _sha256(name: str) -> str:
-    data = resources.files("league.suites").joinpath(f"{name}.yaml").read_bytes()
+    data = resources.files("evaluation.suites").joinpath(f"{name}.yaml").read_bytes()
     return hashlib.sha256(data.replace(b"\r\n", b"\n")).hexdigest()
 
 

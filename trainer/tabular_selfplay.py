@@ -20,7 +20,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
-from arena.exploitability import GameTree, InfoKey, Node, Strategy, evaluate
+from evaluation.exploitability import GameTree, InfoKey, Node, Strategy, evaluate
 
 PROBABILITY_FLOOR = 1e-9  # a start probability of 0 becomes this, so its logit is finite
 GROUP_STD_EPS = 1e-4  # as trainer.advantages

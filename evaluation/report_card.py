@@ -18,9 +18,9 @@ from typing import Any, Iterable
 
 from arena.match import MatchRecord
 from arena.redaction import redact
-from league.anchored import anchored_rating
+from evaluation.anchored import anchored_rating
 from league.results import GameResult, pairwise, standings
-from league.suites import Suite
+from evaluation.suites import Suite
 
 CARD_SCHEMA = 1
 Z95 = 1.959963984540054

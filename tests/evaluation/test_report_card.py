@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from league.report_card import report_card
-from league.suites import load_suite
+from evaluation.report_card import report_card
+from evaluation.suites import load_suite
 
 SECRET = "sk-abcdefghijklmnopqrstuvwx123456"
 

@@ -1,4 +1,4 @@
-"""The reference learner (arena.tabular_selfplay): its loss gradient and that its self-play learns."""
+"""The reference learner (trainer.tabular_selfplay): its loss gradient and that its self-play learns."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import random
 import pytest
 import torch
 
-from arena.exploitability import build_tree, evaluate, uniform_strategy
-from arena.tabular_selfplay import Adam, SelfPlaySettings, decision_loss_gradient, reference_figures, reference_sweep, tabular_selfplay
+from evaluation.exploitability import build_tree, evaluate, uniform_strategy
+from trainer.tabular_selfplay import Adam, SelfPlaySettings, decision_loss_gradient, reference_figures, reference_sweep, tabular_selfplay
 from games.registry import make_game
 
 

@@ -12,9 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from league.config import ConfigError, parse_config
-from league.report_card import without_timing
+from evaluation.report_card import without_timing
 from league.store import Store
-from league.suites import SuiteError, evaluation_league, load_suite
+from evaluation.suites import SuiteError, evaluation_league, load_suite
 from llm_arena_cli.app import app
 
 runner = CliRunner()
@@ -103,9 +103,9 @@ def test_a_killed_evaluation_resumes_to_the_same_card(quick_cards, tmp_path):
     # kill -9 from inside the run, right after the 5th stored match, with others in flight
     script = textwrap.dedent(f"""
         import os, signal
-        from league.evaluation import run_evaluation
+        from evaluation.suite_evaluation import run_evaluation
         from league.store import Store
-        from league.suites import load_suite
+        from evaluation.suites import load_suite
 
         def on_finish(done):
             if done.finished >= 5:

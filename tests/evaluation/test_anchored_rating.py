@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from league.anchored import _solve, anchored_rating, fit_anchors
+from evaluation.anchored import _solve, anchored_rating, fit_anchors
 from league.ratings import BT_SCALE, ELO_BASE
 from league.results import GameResult
 
