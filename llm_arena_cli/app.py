@@ -32,7 +32,7 @@ app = typer.Typer(
 console = Console(highlight=False)
 
 # Modules that add commands; each defines register(app). Missing ones are skipped.
-COMMAND_MODULES = ("league.cli", "web.cli", "trainer.cli", "arena.llm.cli", "envserver.cli", "llm_arena_cli.eval_group")
+COMMAND_MODULES = ("league.cli", "web.cli", "trainer.cli", "arena.llm.cli", "serve_env.cli", "llm_arena_cli.eval_group")
 
 
 NAME_MIN_WIDTH = 12  # the longest word of a native game's name ("Negotiation", "Prisoner's")

@@ -175,7 +175,7 @@ def test_no_console_of_ours_is_bound_to_a_stream():
     for info in pkgutil.iter_modules(llm_arena_cli.__path__, "llm_arena_cli."):
         if not info.name.endswith("__main__"):
             importlib.import_module(info.name)
-    ours = ("arena", "games", "league", "evaluation", "web", "trainer", "envserver", "interop", "llm_arena_cli")
+    ours = ("arena", "games", "league", "evaluation", "web", "trainer", "serve_env", "interop", "llm_arena_cli")
     consoles = {
         f"{name}.{attr}": value
         for name, module in list(sys.modules.items())

@@ -4,7 +4,7 @@
     games            native games, the TextArena adapter, the registry:  arena
     league           store, schedulers, runner, ratings, evaluations:    arena, games
     trainer, web     self-play GRPO; the leaderboard site and JSON API:  arena, games, league
-    envserver,       serve-env; PettingZoo, GEM and verifiers adapters:  arena, games, league
+    serve_env,       serve-env; PettingZoo, GEM and verifiers adapters:  arena, games, league
     interop          (outer layer: nothing below imports them, nor they each other)
     arena_verifiers  verifiers' dotless plugin name, a re-export:        interop and what interop may import
     llm_arena_cli    the `arena` command, the composition root:          anything
@@ -35,7 +35,7 @@ MAY_IMPORT: dict[str, set[str] | None] = {
     "evaluation": _BELOW_LEAGUE,
     "trainer": _BELOW_LEAGUE | {"evaluation"},
     "web": _BELOW_LEAGUE | {"evaluation"},
-    "envserver": _BELOW_LEAGUE,
+    "serve_env": _BELOW_LEAGUE,
     "interop": _BELOW_LEAGUE,
     "arena_verifiers": _BELOW_LEAGUE | {"interop"},
     "llm_arena_cli": None,  # the composition root: anything
@@ -101,9 +101,9 @@ def test_the_checker_sees_imports_inside_functions_and_registries(tmp_path):
     source.write_text(
         "import arena.game\n"
         "def later():\n    from trainer.atropos import scored_groups\n    import web.app\n"
-        "COMMAND_MODULES = ('league.cli', 'envserver.cli')\n"
+        "COMMAND_MODULES = ('league.cli', 'serve_env.cli')\n"
         "def lazy():\n    importlib.import_module('interop.gem')\n"
         "from .store import Store\nfrom .. import games\n"
     )
     names = [name for _, name in imported_names(source, tmp_path)]
-    assert names == ["arena.game", "trainer.atropos", "web.app", "envserver.cli", "league.cli", "interop.gem", "league.store", "games"]
+    assert names == ["arena.game", "trainer.atropos", "web.app", "league.cli", "serve_env.cli", "interop.gem", "league.store", "games"]

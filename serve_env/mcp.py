@@ -29,7 +29,7 @@ from arena.redaction import redact
 from arena.seat_session import SessionError
 
 if TYPE_CHECKING:
-    from envserver.environment import ArenaEnvironment
+    from serve_env.environment import ArenaEnvironment
 
 NO_ARGUMENTS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
 TOOLS: list[dict[str, Any]] = [

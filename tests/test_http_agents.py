@@ -24,7 +24,7 @@ from league.runner import run_league
 from league.store import Store
 from tests.services import node
 
-AGENTS = Path(__file__).resolve().parents[2] / "examples" / "agents"
+AGENTS = Path(__file__).resolve().parents[1] / "examples" / "agents"
 
 
 def start_agent(command: list[str]) -> tuple[subprocess.Popen, str]:

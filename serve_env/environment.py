@@ -15,7 +15,7 @@ from arena.match import MatchRecord
 from arena.policy import Policy, PolicySpec, PolicySpecError, make_policy
 from arena.seat_session import SeatSession, SessionError
 from games.registry import make_game
-from envserver.protocol import GameAction, GameState, ResetParams, observation_payload
+from serve_env.protocol import GameAction, GameState, ResetParams, observation_payload
 
 log = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ from typing import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from envserver.app import build_app
-from envserver.environment import ServeConfig
-from tests.env.openenv_venv import openenv_python
+from serve_env.app import build_app
+from serve_env.environment import ServeConfig
+from tests.serve_env.openenv_venv import openenv_python
 from tests.local_server import serve_in_thread
 
 CLIENT_SCRIPT = Path(__file__).with_name("openenv_mcp_play.py")

@@ -21,9 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from arena.redaction import install_log_redaction, redact
 from arena.seat_session import SessionError
-from envserver.environment import ArenaEnvironment, PolicyPool, ServeConfig
-from envserver.mcp import MCP_STEP_TYPES, jsonrpc, step_observation
-from envserver.protocol import ErrorCode, GameAction, GameObservation, GameState, error_payload
+from serve_env.environment import ArenaEnvironment, PolicyPool, ServeConfig
+from serve_env.mcp import MCP_STEP_TYPES, jsonrpc, step_observation
+from serve_env.protocol import ErrorCode, GameAction, GameObservation, GameState, error_payload
 
 log = logging.getLogger(__name__)
 API_VERSION = "0.3.0"  # the openenv-core protocol version this server speaks
@@ -69,7 +69,7 @@ def build_app(config: ServeConfig) -> FastAPI:
 
     @app.get("/schema")
     async def schema() -> dict[str, Any]:
-        from envserver.protocol import ResetParams
+        from serve_env.protocol import ResetParams
 
         return {
             "action": GameAction.model_json_schema(),
@@ -98,7 +98,7 @@ def build_app(config: ServeConfig) -> FastAPI:
 
     @app.post("/mcp")
     async def mcp(request: Request) -> dict[str, Any]:
-        # Stateless, as in OpenEnv: tools/list answers here; tools/call needs a WS session (envserver.mcp).
+        # Stateless, as in OpenEnv: tools/list answers here; tools/call needs a WS session (serve_env.mcp).
         try:
             body = await request.json()
         except ValueError:

@@ -29,8 +29,8 @@ def serve_env_command(
     from arena.policy import PolicySpec, PolicySpecError, known_kinds
     from arena.redaction import redact
     from arena.user_errors import fail
-    from envserver.app import build_app
-    from envserver.environment import DEFAULT_ALLOWED, NEVER_SERVED, ServeConfig
+    from serve_env.app import build_app
+    from serve_env.environment import DEFAULT_ALLOWED, NEVER_SERVED, ServeConfig
 
     kinds = known_kinds()
     for kind in allow or []:

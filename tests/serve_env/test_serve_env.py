@@ -12,9 +12,9 @@ from typing import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from envserver.app import build_app
-from envserver.environment import ServeConfig
-from tests.env.openenv_venv import openenv_python
+from serve_env.app import build_app
+from serve_env.environment import ServeConfig
+from tests.serve_env.openenv_venv import openenv_python
 from tests.local_server import serve_in_thread
 
 CLIENT_SCRIPT = Path(__file__).with_name("openenv_client_play.py")
@@ -170,7 +170,7 @@ def test_db_stores_finished_episodes_as_rated_league_matches(tmp_path: Path) -> 
 
 
 def test_sessions_share_one_policy_object_per_opponent_spec() -> None:
-    from envserver.environment import PolicyPool
+    from serve_env.environment import PolicyPool
 
     pool = PolicyPool(ServeConfig())
     assert pool.get("bot") is pool.get("bot") and pool.get("bot") is not pool.get("random")
@@ -184,7 +184,7 @@ def test_sessions_share_one_policy_object_per_opponent_spec() -> None:
 def test_errors_sent_to_clients_and_logged_hold_no_secret(client: TestClient, monkeypatch, caplog) -> None:
     """A client's spec may carry a key, and an exception's text may quote a URL: what the client
     reads (WS and HTTP) and what the server logs, traceback included, are redacted."""
-    from envserver.environment import ArenaEnvironment
+    from serve_env.environment import ArenaEnvironment
 
     leaky = "openai:m,base_url=http://user:pw-serve-4411@127.0.0.1:9/v1"
     error, = ws_exchange(client, {"type": "reset", "data": {"opponents": [leaky]}})
@@ -196,7 +196,7 @@ def test_errors_sent_to_clients_and_logged_hold_no_secret(client: TestClient, mo
         raise RuntimeError("store at postgresql://arena:pw-serve-5522@db/arena said api_key=zq-serve-key-6633")
 
     monkeypatch.setattr(ArenaEnvironment, "state", broken_state)
-    with caplog.at_level(logging.ERROR, logger="envserver.app"):
+    with caplog.at_level(logging.ERROR, logger="serve_env.app"):
         internal, = ws_exchange(client, {"type": "state"})
     assert internal["data"]["message"].startswith("internal error: RuntimeError: store at postgresql://***@db/arena")
     assert "Traceback" in caplog.text and "RuntimeError: store at postgresql://***@db/arena said api_key=***" in caplog.text
