@@ -4,7 +4,7 @@ GEM (`gem-llm`) is a gym for LLM agents: `reset(seed) -> (obs, info)` and
 `step(action) -> (obs, reward, terminated, truncated, info)` with text in and out, and wrappers
 that turn the episode into one growing chat. One episode is one seat of a match; the other seats
 are played in-process by policy specs (`random`, `bot`, `local`, `openai:...`) through
-`arena.seat_session`, the same single-seat view `arena serve-env` serves, so retries after invalid
+`arena.seat_environment`, the same single-seat view `arena serve-env` serves, so retries after invalid
 moves and forfeits are exactly a league match's.
 
 Observations are the league's prompt text (rules on the first turn, then the player's view, the
@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import gem
 from gem.core import Env
 
-from arena.seat_session import SeatView, SyncSeatSession
+from arena.seat_environment import SeatView, SyncSeatSession
 from games.registry import list_games, make_game
 from interop.seat_prompt import first_text, parse_reply, reply_fields, turn_text
 

@@ -10,7 +10,7 @@ from typing import Callable
 
 from arena.llm.parsing import ParsedMove, parse_move
 from arena.llm.prompting import Mode, answer_format, legal_moves_line, rethinking_note
-from arena.seat_session import SeatView
+from arena.seat_environment import SeatView
 
 
 def intro(view: SeatView, game_name: str) -> str:

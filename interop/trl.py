@@ -7,7 +7,7 @@ every public method other than `reset`/`get_reward` to the model as a tool, runs
 calls until it stops calling them, then calls `get_reward()` once.
 
 Here the one tool is `make_move(move)`: it plays the model's move for its seat, the other seats are
-played in-process by policy specs (`bot`, `random`, ...) through `arena.seat_session` (the
+played in-process by policy specs (`bot`, `random`, ...) through `arena.seat_environment` (the
 single-seat view `arena serve-env`, GEM and verifiers share), and the tool answers with what the
 seat sees next, the game's feedback on a rejected move, or the result. Retries after invalid
 moves and forfeits are the league's. The reward is the seat's outcome score. A rollout that stops
@@ -38,7 +38,7 @@ from typing import Any, Callable, Coroutine, Sequence, TypeVar
 from arena.llm.prompting import Mode, TOOL_NAME, answer_format
 from arena.match import MatchRecord
 from arena.policy import PolicySpec
-from arena.seat_session import SeatSession, SeatView
+from arena.seat_environment import SeatSession, SeatView
 from games.registry import make_game
 from interop.seat_prompt import intro, turn_text
 

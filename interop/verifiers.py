@@ -8,7 +8,7 @@ environment in Python; `vf-eval arena-verifiers --env.taskset.game kuhn_poker ..
 classes through the top-level `arena_verifiers` module (verifiers imports plugins by a dotless
 module name, so they cannot be found inside `interop`).
 
-Each episode runs `arena.seat_session` (the single-seat view shared with OpenEnv and GEM): the
+Each episode runs `arena.seat_environment` (the single-seat view shared with OpenEnv and GEM): the
 model's reply is parsed as the league's LLM policy parses it, invalid moves get the game's
 feedback and retries, and the finished MatchRecord can be written to a league store
 (`store=`), so the rewards verifiers reports can be checked against what our store records.
@@ -29,7 +29,7 @@ from typing import Any
 import verifiers.v1 as vf
 from verifiers.v1.harnesses.null import NullHarness
 
-from arena.seat_session import SeatSession, SeatView
+from arena.seat_environment import SeatSession, SeatView
 from games.registry import make_game
 from interop.episode_store import store_episode
 from interop.seat_prompt import first_text, parse_reply, reply_fields, turn_text

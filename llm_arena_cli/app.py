@@ -101,7 +101,7 @@ def play_command(
     from arena.llm.engine_choice import prefer_engine
     from arena.match import play_match
     from arena.policy import PolicySpecError, make_policy
-    from arena.render import TurnPrinter, print_final_view, print_result
+    from llm_arena_cli.render import TurnPrinter, print_final_view, print_result
     from games.registry import UnknownGameError, make_game
 
     # One match: start-up dominates. Measured on 2 cores (docs/benchmarks.md, time to first move of
@@ -115,7 +115,7 @@ def play_command(
         raise fail(str(exc))
     except Exception as exc:  # wrong player count, unavailable TextArena game, ...
         raise fail(f"{game}: {exc}")
-    from llm_arena_cli.signs_of_life import make_with_loading_sign, with_thinking_signs
+    from llm_arena_cli.spinner import make_with_loading_sign, with_thinking_signs
 
     try:
         policies = [make_with_loading_sign(console, spec, make_policy) for spec in policy]
@@ -159,7 +159,7 @@ def replay_command(
     import json
 
     from arena.match import MatchRecord, RecordFormatError
-    from arena.render import print_record
+    from llm_arena_cli.render import print_record
 
     if not path.exists():
         raise fail(f"{path}: no such file")

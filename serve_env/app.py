@@ -20,7 +20,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from arena.redaction import install_log_redaction, redact
-from arena.seat_session import SessionError
+from arena.seat_environment import SessionError
 from serve_env.environment import ArenaEnvironment, PolicyPool, ServeConfig
 from serve_env.mcp import MCP_STEP_TYPES, jsonrpc, step_observation
 from serve_env.protocol import ErrorCode, GameAction, GameObservation, GameState, error_payload

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from arena.match import MatchRecord
 from arena.policy import Policy, PolicySpec, PolicySpecError, make_policy
-from arena.seat_session import SeatSession, SessionError
+from arena.seat_environment import SeatSession, SessionError
 from games.registry import make_game
 from serve_env.protocol import GameAction, GameState, ResetParams, observation_payload
 

@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from arena.match import MAX_REPLY_CHARS
 from arena.redaction import redact
-from arena.seat_session import SessionError
+from arena.seat_environment import SessionError
 
 if TYPE_CHECKING:
     from serve_env.environment import ArenaEnvironment

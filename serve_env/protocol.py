@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from arena.match import MAX_REPLY_CHARS
 from arena.redaction import redact
-from arena.seat_session import SeatView
+from arena.seat_environment import SeatView
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@+-]{0,63}$"
 

@@ -1,4 +1,4 @@
-"""Browser play (`arena web --play`): a visitor's match is one `arena.seat_session.SeatSession`, the
+"""Browser play (`arena web --play`): a visitor's match is one `arena.seat_environment.SeatSession`, the
 same single-seat session `arena serve-env` serves, so moves, retries after invalid moves, forfeits
 and the finished `MatchRecord` are the league's own. Finished matches are stored through
 `league.outside_play.OutsidePlay` (as serve-env stores its episodes) and rated under the
@@ -26,7 +26,7 @@ from typing import Any
 from arena.game import GameInfo
 from arena.policy import Policy, PolicySpec, PolicySpecError, make_policy
 from arena.redaction import redact
-from arena.seat_session import SeatSession, SeatView, SessionError
+from arena.seat_environment import SeatSession, SeatView, SessionError
 from games.registry import list_games, make_game
 from league.outside_play import CLIENT_SPEC_PREFIX, OutsidePlay
 from league.store import Store

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.seat_session import SessionError
+from arena.seat_environment import SessionError
 from interop.trl import ArenaGameEnv, environment_factory
 
 MOVES = ("check", "bet", "call", "fold")  # every Kuhn move, legal or not at a given turn

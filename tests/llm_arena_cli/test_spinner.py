@@ -10,7 +10,7 @@ from arena.match import play_match
 from arena.policy import make_policy
 from arena.scripted import BotPolicy, RandomPolicy
 from games.registry import make_game
-from llm_arena_cli.signs_of_life import ThinkingSpinner, is_local_model, make_with_loading_sign, with_thinking_signs
+from llm_arena_cli.spinner import ThinkingSpinner, is_local_model, make_with_loading_sign, with_thinking_signs
 
 
 def _console(terminal: bool) -> tuple[Console, io.StringIO]:

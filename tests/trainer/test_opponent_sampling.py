@@ -3,7 +3,7 @@ from collections import Counter
 
 import pytest
 
-from league.sampling import pfsp_weight, sample_opponents
+from trainer.opponent_sampling import pfsp_weight, sample_opponents
 
 
 def test_pfsp_hard_prefers_opponents_the_learner_loses_to():

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from arena.seat_session import SeatSession, SessionError, SyncSeatSession
+from arena.seat_environment import SeatSession, SessionError, SyncSeatSession
 from games.registry import make_game
 
 
