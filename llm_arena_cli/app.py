@@ -1,8 +1,9 @@
 """The `arena` command: the composition root above every package it puts together. Each package adds
-its own commands through a `register(app)` function (league, web, trainer, serve-model), so this
-file stays about games and single matches.
+its own commands through a `register(app)` function (league, evaluation, web, trainer, serve-env,
+serve-model), so this file stays about games and single matches.
 
-Errors users can cause (a wrong game id, a bad policy spec, a bad config) print one line and exit 2.
+Errors users can cause (a wrong game id, a bad policy spec, a bad config) are raised as
+`arena.user_errors.UsageError` by whichever command meets them; the root group prints one line and exits 2.
 """
 
 from __future__ import annotations
@@ -10,29 +11,44 @@ from __future__ import annotations
 import asyncio
 import importlib
 import re
-import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 from rich.console import Console
-from rich.panel import Panel
 from rich.table import Table
+from typer.core import TyperGroup
 
 from arena.redaction import install_log_redaction, redact
-from arena.user_errors import UsageError, err_console, fail
+from arena.user_errors import UsageError, fail
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+class _ReportsUsageErrors(TyperGroup):
+    """The root command group: a `UsageError` raised by any command, of any package's group,
+    becomes one line on stderr and exit code 2."""
+
+    def invoke(self, ctx):  # type: ignore[no-untyped-def]
+        try:
+            return super().invoke(ctx)
+        except UsageError as exc:
+            err_console.print(f"error: {redact(exc)}", markup=False, soft_wrap=True)  # redacted again: cheap, and sure
+            raise typer.Exit(code=2) from None
+
 
 app = typer.Typer(
+    cls=_ReportsUsageErrors,
     name="arena",
     help="Multi-agent text games for language models: play, league, leaderboard, self-play training.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console(highlight=False)
 
 # Modules that add commands; each defines register(app). Missing ones are skipped.
-COMMAND_MODULES = ("league.cli", "web.cli", "trainer.cli", "arena.llm.cli", "serve_env.cli", "llm_arena_cli.eval_group")
+COMMAND_MODULES = ("league.cli", "web.cli", "trainer.cli", "arena.llm.cli", "serve_env.cli", "evaluation.cli")
 
 
 NAME_MIN_WIDTH = 12  # the longest word of a native game's name ("Negotiation", "Prisoner's")
@@ -188,11 +204,7 @@ _register_command_modules()
 
 def main() -> None:
     install_log_redaction()
-    try:
-        app()
-    except UsageError as exc:
-        err_console.print(f"error: {redact(exc)}", markup=False)
-        sys.exit(2)
+    app()
 
 
 if __name__ == "__main__":
