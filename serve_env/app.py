@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from arena.redaction import install_log_redaction, redact
 from arena.seat_environment import SessionError
-from serve_env.environment import ArenaEnvironment, PolicyPool, ServeConfig
+from serve_env.environment import ArenaEnvironment, ServeConfig
 from serve_env.mcp import MCP_STEP_TYPES, jsonrpc, step_observation
 from serve_env.protocol import ErrorCode, GameAction, GameObservation, GameState, error_payload
 
@@ -40,7 +40,7 @@ def build_app(config: ServeConfig) -> FastAPI:
                   description="Every playable game of this arena as an OpenEnv environment. Sessions live on WS /ws.")
     active: set[ArenaEnvironment] = set()
     app.state.active_sessions = active
-    pool = PolicyPool(config)
+    pool = config.opponent_pool()
     app.router.on_shutdown.append(pool.close)
 
     @app.exception_handler(SessionError)

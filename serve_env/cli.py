@@ -26,20 +26,19 @@ def serve_env_command(
     """
     import uvicorn
 
-    from arena.policy import PolicySpec, PolicySpecError, known_kinds
+    from arena.policy import PolicySpec, PolicySpecError
     from arena.redaction import redact
     from arena.user_errors import fail
+    from league.opponent_pool import allowed_kinds
     from serve_env.app import build_app
-    from serve_env.environment import DEFAULT_ALLOWED, NEVER_SERVED, ServeConfig
+    from serve_env.environment import ServeConfig
 
-    kinds = known_kinds()
-    for kind in allow or []:
-        if kind in NEVER_SERVED:
-            raise fail(f"--allow {kind}: a {kind} policy would read this server's terminal")
-        if kind not in kinds:
-            raise fail(f"--allow {kind}: no such policy kind (kinds: {', '.join(sorted(kinds))})")
+    try:
+        allowed = allowed_kinds(allow or [], "--allow")
+    except ValueError as exc:
+        raise fail(str(exc))
     config = ServeConfig(
-        game=game, opponents=list(opponent or []), allowed_kinds=frozenset(DEFAULT_ALLOWED) | frozenset(allow or []),
+        game=game, opponents=list(opponent or []), allowed_kinds=allowed,
         max_sessions=max_sessions, idle_timeout=idle_timeout, max_message_bytes=max_message_kb * 1024,
         opponent_timeout=opponent_timeout,
     )
@@ -48,30 +47,28 @@ def serve_env_command(
             PolicySpec.parse(spec)
         except PolicySpecError as exc:
             raise fail(f"--opponent {spec!r}: {exc}")
-    outside = None
     if db:
         from league.outside_play import OutsidePlay
         from league.store import Store
 
         try:
-            outside = OutsidePlay(Store(db), league)
+            config.outside = OutsidePlay(Store(db), league)
         except Exception as exc:  # noqa: BLE001 - an unreachable store is one line
             raise fail(f"cannot open the league store: {type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}")
-        config.named_policy, config.recorder, config.reserved_names = outside.named_policy, outside.record, outside.reserved
+    pool = config.opponent_pool()
     for spec in config.opponents:
-        named = outside is not None and outside.named_policy(spec) is not None
-        kind = PolicySpec.parse(spec).kind
-        if not named and kind not in config.allowed_kinds:
-            raise fail(f"--opponent {spec!r}: kind {kind!r} is neither allowed (--allow) nor a league policy name")
+        refused = pool.refusal(spec)
+        if refused:
+            raise fail(f"--opponent {spec!r}: {refused}")
     app = build_app(config)
     typer.echo(redact(f"arena serve-env: ws://{host}:{port}/ws  (default game {game}; opponents {', '.join(config.opponents) or 'none (hot-seat)'}; "
-                      f"{'storing in league ' + league if outside else 'not storing episodes'})"))
+                      f"{'storing in league ' + league if config.outside else 'not storing episodes'})"))
     try:
         # ws_max_size above our own limit, so an oversized message gets our clear error, not a dropped socket.
         uvicorn.run(app, host=host, port=port, log_level="warning", ws_max_size=4 * config.max_message_bytes)
     finally:
-        if outside is not None:
-            outside.flush()
+        if config.outside is not None:
+            config.outside.flush()
 
 
 def register(app: typer.Typer) -> None:

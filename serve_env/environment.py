@@ -1,6 +1,6 @@
-"""One client's environment: a SeatSession behind OpenEnv's reset/step/state, plus the server's
-rules on which opponents may be asked for (they spend the server's compute) and where finished
-episodes go."""
+"""One client's environment: a SeatSession behind OpenEnv's reset/step/state, plus what the server
+decides for every session: its defaults, which opponents may be asked for (the rules every server
+for outsiders applies: league.opponent_pool) and where finished episodes go."""
 
 from __future__ import annotations
 
@@ -9,22 +9,17 @@ import logging
 import random
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from arena.match import MatchRecord
-from arena.policy import Policy, PolicySpec, PolicySpecError, make_policy
 from arena.seat_environment import SeatSession, SessionError
 from games.registry import make_game
+from league.opponent_pool import SCRIPTED_KINDS, OpponentPool
+from league.outside_play import OutsidePlay
 from serve_env.protocol import GameAction, GameState, ResetParams, observation_payload
 
 log = logging.getLogger(__name__)
 
-# `human` would read the server's terminal: never servable, whatever --allow says.
-NEVER_SERVED = frozenset({"human"})
-DEFAULT_ALLOWED = ("bot", "random")
-
-NamedPolicy = Callable[[str], Policy | None]  # a league policy by name, or None when there is none
-EpisodeRecorder = Callable[[MatchRecord], str | None]  # stores a finished episode; returns its match id
+ALLOW_HINT = "the server's --allow adds kinds"
 
 
 @dataclass
@@ -33,57 +28,23 @@ class ServeConfig:
 
     game: str = "tictactoe"  # used when a reset names no game (OpenEnv's validator, TRL factories)
     opponents: list[str] = field(default_factory=list)  # used when a reset names no opponents
-    allowed_kinds: frozenset[str] = frozenset(DEFAULT_ALLOWED)
-    named_policy: NamedPolicy | None = None
-    recorder: EpisodeRecorder | None = None
-    reserved_names: Callable[[str], str | None] | None = None  # why a client may not use a name
+    allowed_kinds: frozenset[str] = SCRIPTED_KINDS
+    outside: OutsidePlay | None = None  # with a store (--db): league policies by name, finished episodes stored
     opponent_timeout: float = 60.0
     max_sessions: int = 64
     idle_timeout: float = 300.0
     max_message_bytes: int = 64 * 1024
 
-
-class PolicyPool:
-    """One policy object per spec for the whole server, as a league shares one per entry: a `local`
-    or `hf` opponent loads its model once and batches the moves of concurrent sessions."""
-
-    def __init__(self, config: "ServeConfig") -> None:
-        self.config = config
-        self._policies: dict[str, Policy] = {}
-
-    MAX_SPECS = 64  # each distinct spec may hold a model: clients must not make the server load unboundedly many
-
-    def get(self, spec: str) -> Policy:
-        policy = self._policies.get(spec)
-        if policy is None:
-            if len(self._policies) >= self.MAX_SPECS:
-                raise PolicySpecError(f"this server already serves {self.MAX_SPECS} distinct opponent specs; reuse one of them")
-            policy = self._policies[spec] = self._build(spec)
-        return policy
-
-    def _build(self, spec: str) -> Policy:
-        named = self.config.named_policy(spec) if self.config.named_policy else None
-        if named is not None:
-            return named
-        kind = PolicySpec.parse(spec).kind
-        if kind in NEVER_SERVED or kind not in self.config.allowed_kinds:
-            allowed = ", ".join(sorted(self.config.allowed_kinds - NEVER_SERVED)) or "none"
-            raise PolicySpecError(f"policy kind {kind!r} is not served here (allowed: {allowed}; the server's --allow adds kinds)")
-        return make_policy(spec)
-
-    async def close(self) -> None:
-        policies, self._policies = list(self._policies.values()), {}
-        for policy in policies:
-            try:
-                await policy.close()
-            except Exception as exc:  # shutting down: report and go on closing the rest
-                log.warning("closing %s failed: %s", policy.spec, exc)
+    def opponent_pool(self) -> OpponentPool:
+        """The server's opponents. League policies are played whatever their kind: the league's
+        owner registered them (docs/openenv.md)."""
+        return OpponentPool(self.allowed_kinds, outside=self.outside, trust_league_policies=True, allow_hint=ALLOW_HINT)
 
 
 class ArenaEnvironment:
     """The environment one WebSocket connection (or one stateless HTTP call) talks to."""
 
-    def __init__(self, config: ServeConfig, pool: PolicyPool) -> None:
+    def __init__(self, config: ServeConfig, pool: OpponentPool) -> None:
         self.config = config
         self.session = SeatSession(make_game=make_game, resolve_policy=pool.get, opponent_timeout=config.opponent_timeout, owns_opponents=False)
         self.episode_id: str | None = None
@@ -94,8 +55,8 @@ class ArenaEnvironment:
     async def reset(self, data: dict[str, Any]) -> dict[str, Any]:
         params = ResetParams.model_validate(data)
         name = params.name or "client"
-        if self.config.reserved_names is not None and params.name:
-            why = self.config.reserved_names(name)
+        if self.config.outside is not None and params.name:
+            why = self.config.outside.reserved(name)
             if why:
                 raise SessionError(why)
         self.session.name = name
@@ -127,9 +88,9 @@ class ArenaEnvironment:
     async def _store(self) -> None:
         record = self.session.record
         # A hot-seat episode is the client against itself: nothing to rate.
-        if self.config.recorder is None or record is None or self.session.hot_seat or record.outcome is None:
+        if self.config.outside is None or record is None or self.session.hot_seat or record.outcome is None:
             return
         try:
-            self.match_id = await asyncio.to_thread(self.config.recorder, record)
+            self.match_id = await asyncio.to_thread(self.config.outside.record, record)
         except Exception as exc:  # storage trouble must not cost the client its episode
             log.warning("could not store the finished episode %s: %s", record.match_id, exc)

@@ -5,9 +5,10 @@ and the finished `MatchRecord` are the league's own. Finished matches are stored
 visitor's name.
 
 What a visitor may ask for is bounded, because the page is open to anyone who can reach it:
-- opponents are `bot` and `random` (scripted, cheap), league policies by name, and specs of the
-  kinds the operator adds with `--play-allow` (LLM kinds spend compute; `http` would let a visitor
-  make the server call any URL); a league policy is served only if its kind is allowed too;
+- opponents follow the rules every server applies to outsiders (`league.opponent_pool`): `bot`
+  and `random`, league policies by name, and specs of the kinds the operator adds with
+  `--play-allow` (LLM kinds spend compute; `http` would let a visitor make the server call any
+  URL); a league policy is served only if its kind is allowed too;
 - a session limit, idle sessions closed, moves and names capped and checked.
 """
 
@@ -18,29 +19,27 @@ import logging
 import random
 import re
 import secrets
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from arena.game import GameInfo
-from arena.policy import Policy, PolicySpec, PolicySpecError, make_policy
+from arena.policy import Policy, PolicySpec, PolicySpecError
 from arena.redaction import redact
 from arena.seat_environment import SeatSession, SeatView, SessionError
 from games.registry import list_games, make_game
-from league.outside_play import CLIENT_SPEC_PREFIX, OutsidePlay
+from league.opponent_pool import SCRIPTED_KINDS, OpponentPool, PoolFull, allowed_kinds
+from league.outside_play import OutsidePlay
 from league.store import Store
 
 log = logging.getLogger(__name__)
 
-SCRIPTED_KINDS = ("bot", "random")  # always served: no model, no network, no file
-NEVER_SERVED = frozenset({"human"})  # would read the server's terminal
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,39}")
 NAME_RULE = "1-40 characters: letters, digits, space, '.', '_', '-', starting with a letter or digit"
 # Names that read as policy specs would confuse the board and the stored match.
 RESERVED_NAMES = frozenset({"bot", "random", "human", "local", "client"})
 MAX_TEXT_CHARS = 20_000  # of a view; TextArena views hold the whole log, so the newest end is kept
-MAX_SHARED_POLICIES = 16  # distinct non-scripted opponents held at once (each may hold a model)
+ALLOW_HINT = "the operator adds kinds with `arena web --play --play-allow KIND`"
 
 
 class PlayError(Exception):
@@ -55,7 +54,7 @@ class PlayError(Exception):
 class PlayConfig:
     """What the operator decides (`arena web --play ...`)."""
 
-    allowed_kinds: frozenset[str] = frozenset(SCRIPTED_KINDS)
+    allowed_kinds: frozenset[str] = SCRIPTED_KINDS
     league: str = "web-play"  # the league finished matches join
     max_sessions: int = 32
     idle_timeout_s: float = 600.0
@@ -69,22 +68,12 @@ class PlayConfig:
         league = kwargs.get("league", cls.league)
         if not league.strip() or len(league) > 100:
             raise ValueError(f"--play-league {league[:100]!r}: a league name is 1-100 characters")
-        extra = {kind.strip().lower() for kind in allow or []}
-        if extra - set(SCRIPTED_KINDS):
-            from arena.policy import known_kinds  # imports the LLM kinds: only when asked for
-
-            kinds = known_kinds()
-            for kind in sorted(extra):
-                if kind in NEVER_SERVED:
-                    raise ValueError(f"--play-allow {kind}: a {kind} policy would read this server's terminal")
-                if kind not in kinds:
-                    raise ValueError(f"--play-allow {kind}: no such policy kind (kinds: {', '.join(sorted(kinds))})")
-        return cls(allowed_kinds=frozenset(SCRIPTED_KINDS) | frozenset(extra), **kwargs)
+        return cls(allowed_kinds=allowed_kinds(allow or [], "--play-allow"), **kwargs)
 
     @property
     def typed_specs(self) -> bool:
         """Whether visitors may type a spec (only worth it when kinds beyond bot/random are allowed)."""
-        return bool(self.allowed_kinds - set(SCRIPTED_KINDS))
+        return bool(self.allowed_kinds - SCRIPTED_KINDS)
 
 
 def check_name(name: str) -> str:
@@ -127,8 +116,7 @@ class PlayRoom:
         self.store = store
         self.outside = OutsidePlay(store, config.league, source="web-play")
         self.sessions: dict[str, PlaySession] = {}
-        self._shared: dict[str, Policy] = {}  # non-scripted opponents, one object per spec (one model load)
-        self._shared_lock = threading.Lock()  # _policy runs in worker threads
+        self.opponents = OpponentPool(config.allowed_kinds, outside=self.outside, allow_hint=ALLOW_HINT)
         self._sweeper: asyncio.Task[None] | None = None
         self._games: list[GameInfo] | None = None
 
@@ -142,14 +130,8 @@ class PlayRoom:
         """(name, kind) of every league policy a visitor may play against (reads the store)."""
         found = []
         for row in self.store.policies():
-            if row.spec.startswith(CLIENT_SPEC_PREFIX):
-                continue  # an outside player (serve-env client, visitor): nothing the server can play
-            try:
-                kind = PolicySpec.parse(row.spec).kind
-            except PolicySpecError:
-                continue
-            if kind in self.config.allowed_kinds and kind not in NEVER_SERVED:
-                found.append((row.name, kind))
+            if self.opponents.serves_league_policy(row.spec):
+                found.append((row.name, PolicySpec.parse(row.spec).kind))
         return sorted(found, key=lambda item: item[0].lower())
 
     # ---- the visitor's API -------------------------------------------------------------------------
@@ -229,12 +211,7 @@ class PlayRoom:
         for entry in list(self.sessions.values()):
             await self._close(entry)
         self.sessions.clear()
-        policies, self._shared = list(self._shared.values()), {}
-        for policy in policies:
-            try:
-                await policy.close()
-            except Exception as exc:  # noqa: BLE001 - shutting down: report and go on closing
-                log.warning("closing %s failed: %s", policy.spec, exc)
+        await self.opponents.close()
         await asyncio.to_thread(self.outside.flush)
 
     async def sweep(self) -> int:
@@ -280,34 +257,12 @@ class PlayRoom:
         in a worker thread: it reads the store)."""
         if len(spec) > 200:
             raise PlayError(422, "opponent: over 200 characters")
-        with self._shared_lock:
-            shared = self._shared.get(spec)
-            if shared is not None:
-                return shared
-            return self._build(spec)
-
-    def _build(self, spec: str) -> Policy:
-        allowed = ", ".join(sorted(self.config.allowed_kinds))
-        row = self.store.policy(spec)
         try:
-            if row is not None and row.spec.startswith(CLIENT_SPEC_PREFIX):
-                raise PlayError(400, f"opponent {spec!r} is an outside player (a visitor or serve-env client), not a policy this server can play")
-            kind = PolicySpec.parse(row.spec if row is not None else spec).kind
-            if kind in NEVER_SERVED or kind not in self.config.allowed_kinds:
-                what = f"league policy {spec!r} is a {kind!r} policy" if row is not None else f"opponent {spec!r}: policy kind {kind!r}"
-                raise PlayError(400, f"{what}, which this server does not play for visitors (allowed kinds: {allowed}; "
-                                     f"the operator adds kinds with `arena web --play --play-allow KIND`)")
-            policy = self.outside.named_policy(spec) if row is not None else make_policy(spec)
+            return self.opponents.get(spec)
+        except PoolFull as exc:
+            raise PlayError(503, str(exc)) from None
         except PolicySpecError as exc:
-            raise PlayError(400, f"opponent: {exc}") from None
-        if policy is None:  # the row vanished between the two reads
-            raise PlayError(400, f"opponent {spec!r}: no such league policy")
-        if policy.provider == "scripted":
-            return policy  # cheap and stateless: not worth a slot among the shared ones
-        if len(self._shared) >= MAX_SHARED_POLICIES:
-            raise PlayError(503, f"this server already holds {MAX_SHARED_POLICIES} distinct opponents; choose one already in play")
-        self._shared[spec] = policy
-        return policy
+            raise PlayError(400, f"opponent {spec!r}: {exc}") from None
 
     async def _step(self, entry: PlaySession, move: str) -> None:
         async with entry.lock:

@@ -150,7 +150,7 @@ def test_db_stores_finished_episodes_as_rated_league_matches(tmp_path: Path) -> 
     store = Store(f"sqlite:///{tmp_path / 'arena.db'}")
     store.upsert_policy("champion", "bot")
     outside = OutsidePlay(store, "outside", rerate_every_s=0.0)
-    config = ServeConfig(named_policy=outside.named_policy, recorder=outside.record, reserved_names=outside.reserved)
+    config = ServeConfig(outside=outside)
     with TestClient(build_app(config)) as app:
         with app.websocket_connect("/ws") as ws:
             ws.send_text(json.dumps({"type": "reset", "data": {"name": "champion", "opponents": ["bot"]}}))
@@ -169,11 +169,7 @@ def test_db_stores_finished_episodes_as_rated_league_matches(tmp_path: Path) -> 
     assert {row.policy for row in store.snapshots(league_id, "tictactoe")} >= {"my-agent", "champion"}
 
 
-def test_sessions_share_one_policy_object_per_opponent_spec() -> None:
-    from serve_env.environment import PolicyPool
-
-    pool = PolicyPool(ServeConfig())
-    assert pool.get("bot") is pool.get("bot") and pool.get("bot") is not pool.get("random")
+def test_consecutive_sessions_ask_for_the_same_opponent() -> None:
     app = build_app(ServeConfig())
     with TestClient(app) as shared:
         for _ in range(2):
