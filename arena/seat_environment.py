@@ -5,7 +5,7 @@ Environment servers (OpenEnv, GEM, verifiers, the browser play page) need a game
 are played in-process by policy specs until it is the caller's turn again. With no opponents the
 caller plays every seat (hot-seat) and each view says whose turn it is.
 
-This is not a second match driver: `SeatSession` runs `arena.match.play_match` as a background
+This is not a second match driver: `SeatEnvironment` runs `arena.match.play_match` as a background
 task and plays the caller's seats through a `Policy` whose `act` waits for the caller's next move.
 Retries after invalid moves, forfeits, eliminations and simultaneous rounds are therefore exactly
 the league's, and the finished `MatchRecord` is the same record a league stores.
@@ -32,8 +32,8 @@ GameFactory = Callable[..., Game]  # (game_id, num_players=None, **options) -> G
 CLIENT_SPEC = "client"  # the spec recorded for seats the caller plays
 
 
-class SessionError(Exception):
-    """The caller did something the session cannot do (bad game, seat, spec; move after the end).
+class SeatEnvironmentError(Exception):
+    """The caller did something the environment cannot do (bad game, seat, spec; move after the end).
     Its text goes to clients (serve-env, GEM, verifiers, the play page) and may quote a spec or a
     provider's error, so it is redacted here, once, whoever raises it."""
 
@@ -70,15 +70,15 @@ class _ClientSeat(Policy):
 
     provider = "client"
 
-    def __init__(self, session: "SeatSession", name: str) -> None:
-        self.session = session
+    def __init__(self, environment: "SeatEnvironment", name: str) -> None:
+        self.environment = environment
         self.name = name
         self.spec = CLIENT_SPEC
 
     async def act(self, request: MoveRequest) -> PolicyReply:
         future: asyncio.Future[PolicyReply] = asyncio.get_running_loop().create_future()
-        self.session._pending.append((request, future))
-        self.session._notify()
+        self.environment._pending.append((request, future))
+        self.environment._notify()
         return await future
 
 
@@ -106,12 +106,12 @@ def episode_key(game_id: str, seed: int, seat: int, num_players: int, options: d
     return "env-" + hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
-class SeatSession:
+class SeatEnvironment:
     """An episode of one game seen from one seat. Use `await reset(...)`, then `await step(move)`
-    until `view.done`; `close()` releases the opponents. One episode at a time per session.
+    until `view.done`; `close()` releases the opponents. One episode at a time per environment.
 
-        session = SeatSession(make_game=games.registry.make_game)
-        view = await session.reset("tictactoe", seed=1, seat=1, opponents=["bot"])
+        environment = SeatEnvironment(make_game=games.registry.make_game)
+        view = await environment.reset("tictactoe", seed=1, seat=1, opponents=["bot"])
     """
 
     def __init__(
@@ -164,18 +164,18 @@ class SeatSession:
             seed = int(seed)
             seat = int(seat)
         except (TypeError, ValueError):
-            raise SessionError("seed and seat must be integers") from None
+            raise SeatEnvironmentError("seed and seat must be integers") from None
         if opponents:
             if num_players is not None and num_players != len(opponents) + 1:
-                raise SessionError(f"{len(opponents)} opponent(s) make {len(opponents) + 1} players, not {num_players}")
+                raise SeatEnvironmentError(f"{len(opponents)} opponent(s) make {len(opponents) + 1} players, not {num_players}")
             num_players = len(opponents) + 1
         try:
             game_obj = self.make_game(game, num_players=num_players, **options)
         except Exception as exc:  # unknown id, wrong player count, bad options, unavailable game
-            raise SessionError(str(exc) if str(exc).startswith(("unknown game", game)) else f"{game}: {exc}") from None
+            raise SeatEnvironmentError(str(exc) if str(exc).startswith(("unknown game", game)) else f"{game}: {exc}") from None
         n = game_obj.num_players
         if not 0 <= seat < n:
-            raise SessionError(f"seat {seat} does not exist in a {n}-player {game_obj.id} (seats 0..{n - 1})")
+            raise SeatEnvironmentError(f"seat {seat} does not exist in a {n}-player {game_obj.id} (seats 0..{n - 1})")
         opponent_policies: list[Policy] = []
         try:
             for spec in opponents:
@@ -185,7 +185,7 @@ class SeatSession:
         except Exception as exc:
             for p in opponent_policies if self.owns_opponents else ():
                 await p.close()
-            raise SessionError(f"opponent {spec!r}: {exc}") from None
+            raise SeatEnvironmentError(f"opponent {spec!r}: {exc}") from None
         client = _ClientSeat(self, self.name)
         if opponents:
             policies: list[Policy] = list(opponent_policies)
@@ -212,9 +212,9 @@ class SeatSession:
         found (`parse`), and, when its parser found no move in the asked-for format, the feedback
         (`rejection`): the game then counts an invalid attempt, exactly as in a league."""
         if self._task is None:
-            raise SessionError("no episode: call reset first")
+            raise SeatEnvironmentError("no episode: call reset first")
         if not self._pending:
-            raise SessionError("the episode is over; call reset to start another")
+            raise SeatEnvironmentError("the episode is over; call reset to start another")
         request, future = self._pending.pop(0)
         text = str(move)[:MAX_REPLY_CHARS]
         written = text if raw is None else str(raw)[:MAX_REPLY_CHARS]
@@ -277,7 +277,7 @@ class SeatSession:
             return self._view
         exc = self._task.exception()
         if exc is not None:
-            raise SessionError(f"{self.game.id}: the match failed: {type(exc).__name__}: {exc}") from exc
+            raise SeatEnvironmentError(f"{self.game.id}: the match failed: {type(exc).__name__}: {exc}") from exc
         record = self.record = self._task.result()
         outcome = record.outcome
         final = self.game.observe(self.seat)
@@ -313,32 +313,32 @@ class SeatSession:
                 pass  # closing is best effort; the episode is already decided
 
 
-class SyncSeatSession:
-    """`SeatSession` for synchronous callers (gym-style wrappers): each call runs on a private
-    event loop. Do not use from inside a running event loop; use `SeatSession` there."""
+class SyncSeatEnvironment:
+    """`SeatEnvironment` for synchronous callers (gym-style wrappers): each call runs on a private
+    event loop. Do not use from inside a running event loop; use `SeatEnvironment` there."""
 
     def __init__(self, **kwargs: Any) -> None:
         self._loop = asyncio.new_event_loop()
-        self.session = self._loop.run_until_complete(self._make(kwargs))
+        self.environment = self._loop.run_until_complete(self._make(kwargs))
 
     @staticmethod
-    async def _make(kwargs: dict[str, Any]) -> SeatSession:
-        return SeatSession(**kwargs)  # built on the loop so its asyncio objects belong to it
+    async def _make(kwargs: dict[str, Any]) -> SeatEnvironment:
+        return SeatEnvironment(**kwargs)  # built on the loop so its asyncio objects belong to it
 
     def reset(self, game: str, **kwargs: Any) -> SeatView:
-        return self._loop.run_until_complete(self.session.reset(game, **kwargs))
+        return self._loop.run_until_complete(self.environment.reset(game, **kwargs))
 
     def step(self, move: str, **reply: Any) -> SeatView:
-        return self._loop.run_until_complete(self.session.step(move, **reply))
+        return self._loop.run_until_complete(self.environment.step(move, **reply))
 
     def state(self) -> dict[str, Any]:
-        return self.session.state()
+        return self.environment.state()
 
     @property
     def record(self) -> MatchRecord | None:
-        return self.session.record
+        return self.environment.record
 
     def close(self) -> None:
         if not self._loop.is_closed():
-            self._loop.run_until_complete(self.session.close())
+            self._loop.run_until_complete(self.environment.close())
             self._loop.close()

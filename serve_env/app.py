@@ -20,7 +20,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from arena.redaction import install_log_redaction, redact
-from arena.seat_environment import SessionError
+from arena.seat_environment import SeatEnvironmentError
 from serve_env.environment import ArenaEnvironment, ServeConfig
 from serve_env.mcp import MCP_STEP_TYPES, jsonrpc, step_observation
 from serve_env.protocol import ErrorCode, GameAction, GameObservation, GameState, error_payload
@@ -43,8 +43,8 @@ def build_app(config: ServeConfig) -> FastAPI:
     pool = config.opponent_pool()
     app.router.on_shutdown.append(pool.close)
 
-    @app.exception_handler(SessionError)
-    async def session_error(_request: Request, exc: SessionError) -> JSONResponse:
+    @app.exception_handler(SeatEnvironmentError)
+    async def seat_environment_error(_request: Request, exc: SeatEnvironmentError) -> JSONResponse:
         return JSONResponse({"detail": redact(exc)}, status_code=400)
 
     @app.get("/health")
@@ -90,7 +90,7 @@ def build_app(config: ServeConfig) -> FastAPI:
 
     @app.post("/step")
     async def step(body: StepRequest) -> dict[str, Any]:
-        raise SessionError("POST /step has no episode to step: as in OpenEnv, HTTP calls are stateless; play episodes over WS /ws")
+        raise SeatEnvironmentError("POST /step has no episode to step: as in OpenEnv, HTTP calls are stateless; play episodes over WS /ws")
 
     @app.get("/state")
     async def state() -> dict[str, Any]:
@@ -225,7 +225,7 @@ async def _answer(env: ArenaEnvironment, raw: str) -> dict[str, Any] | None:
         return error_payload(f"Unknown message type: {str(kind)[:50]} (reset, step, state, close, mcp)", ErrorCode.UNKNOWN_TYPE)
     except ValidationError as exc:
         return error_payload(f"Invalid {kind} data: {_errors(exc)}", ErrorCode.VALIDATION_ERROR, errors=json.loads(exc.json(include_url=False, include_input=False)))
-    except SessionError as exc:
+    except SeatEnvironmentError as exc:
         return error_payload(str(exc), ErrorCode.EXECUTION_ERROR)
     except Exception as exc:  # a bug must cost one answer, not every session on the server
         log.exception("serve-env: %s message failed", kind)  # the record's traceback is redacted (arena.redaction)
@@ -234,7 +234,7 @@ async def _answer(env: ArenaEnvironment, raw: str) -> dict[str, Any] | None:
 
 def _object(data: Any, kind: str) -> dict[str, Any]:
     if not isinstance(data, dict):
-        raise SessionError(f"{kind} data must be a JSON object, not {type(data).__name__}")
+        raise SeatEnvironmentError(f"{kind} data must be a JSON object, not {type(data).__name__}")
     return data
 
 

@@ -1,4 +1,4 @@
-"""One client's environment: a SeatSession behind OpenEnv's reset/step/state, plus what the server
+"""One client's environment: a SeatEnvironment behind OpenEnv's reset/step/state, plus what the server
 decides for every session: its defaults, which opponents may be asked for (the rules every server
 for outsiders applies: league.opponent_pool) and where finished episodes go."""
 
@@ -11,7 +11,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.seat_environment import SeatSession, SessionError
+from arena.seat_environment import SeatEnvironment, SeatEnvironmentError
 from games.registry import make_game
 from league.opponent_pool import SCRIPTED_KINDS, OpponentPool
 from league.outside_play import OutsidePlay
@@ -46,7 +46,7 @@ class ArenaEnvironment:
 
     def __init__(self, config: ServeConfig, pool: OpponentPool) -> None:
         self.config = config
-        self.session = SeatSession(make_game=make_game, resolve_policy=pool.get, opponent_timeout=config.opponent_timeout, owns_opponents=False)
+        self.seat_environment = SeatEnvironment(make_game=make_game, resolve_policy=pool.get, opponent_timeout=config.opponent_timeout, owns_opponents=False)
         self.episode_id: str | None = None
         self.step_count = 0
         self.seed = 0
@@ -58,11 +58,11 @@ class ArenaEnvironment:
         if self.config.outside is not None and params.name:
             why = self.config.outside.reserved(name)
             if why:
-                raise SessionError(why)
-        self.session.name = name
+                raise SeatEnvironmentError(why)
+        self.seat_environment.name = name
         self.seed = params.seed if params.seed is not None else random.SystemRandom().randrange(2**31)
         opponents = params.opponents if params.opponents is not None else list(self.config.opponents)
-        view = await self.session.reset(
+        view = await self.seat_environment.reset(
             params.game or self.config.game, seed=self.seed, seat=params.seat, options=params.options,
             opponents=opponents, num_players=params.num_players,
         )
@@ -72,23 +72,23 @@ class ArenaEnvironment:
 
     async def step(self, data: dict[str, Any]) -> dict[str, Any]:
         action = GameAction.model_validate(data)
-        view = await self.session.step(action.move)
+        view = await self.seat_environment.step(action.move)
         self.step_count += 1
         if view.done:
             await self._store()
         return observation_payload(view, self.seed, self.match_id)
 
     def state(self) -> dict[str, Any]:
-        state = GameState(episode_id=self.episode_id, step_count=self.step_count, **self.session.state())
+        state = GameState(episode_id=self.episode_id, step_count=self.step_count, **self.seat_environment.state())
         return state.model_dump()
 
     async def close(self) -> None:
-        await self.session.close()
+        await self.seat_environment.close()
 
     async def _store(self) -> None:
-        record = self.session.record
+        record = self.seat_environment.record
         # A hot-seat episode is the client against itself: nothing to rate.
-        if self.config.outside is None or record is None or self.session.hot_seat or record.outcome is None:
+        if self.config.outside is None or record is None or self.seat_environment.hot_seat or record.outcome is None:
             return
         try:
             self.match_id = await asyncio.to_thread(self.config.outside.record, record)

@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from arena.match import MAX_REPLY_CHARS
 from arena.redaction import redact
-from arena.seat_environment import SessionError
+from arena.seat_environment import SeatEnvironmentError
 
 if TYPE_CHECKING:
     from serve_env.environment import ArenaEnvironment
@@ -84,8 +84,8 @@ async def call_tool(env: "ArenaEnvironment", name: Any, arguments: Any) -> tuple
         raise ToolFailure("tool_not_found", f"no tool {str(name)[:60]!r}; the tools are {', '.join(sorted(TOOL_NAMES))}")
     if not isinstance(arguments, dict):
         raise ToolFailure("invalid_args", f"{name}: arguments must be a JSON object")
-    view = env.session.view()
-    if env.session.game is None or view is None:
+    view = env.seat_environment.view()
+    if env.seat_environment.game is None or view is None:
         raise ToolFailure("execution_error", f"{name}: no episode: send a reset first")
     if name == "make_move":
         extra = set(arguments) - {"move"}
@@ -95,7 +95,7 @@ async def call_tool(env: "ArenaEnvironment", name: Any, arguments: Any) -> tuple
             payload = await env.step({"move": arguments["move"]})
         except ValidationError:
             raise ToolFailure("invalid_args", f"make_move: `move` is over {MAX_REPLY_CHARS} characters") from None
-        except SessionError as exc:
+        except SeatEnvironmentError as exc:
             raise ToolFailure("execution_error", f"make_move: {exc}") from None
         data = {**payload["observation"], "reward": payload["reward"], "done": payload["done"]}
         return data, payload["reward"], payload["done"]
@@ -104,7 +104,7 @@ async def call_tool(env: "ArenaEnvironment", name: Any, arguments: Any) -> tuple
     reward = float(view.reward or 0.0) if view.done else 0.0
     if name == "legal_moves":
         return view.legal_moves, reward, view.done
-    return env.session.game.rules, reward, view.done
+    return env.seat_environment.game.rules, reward, view.done
 
 
 def tool_result(data: Any) -> dict[str, Any]:
@@ -122,7 +122,7 @@ def tool_result(data: Any) -> dict[str, Any]:
 async def step_observation(env: "ArenaEnvironment", action: dict[str, Any]) -> dict[str, Any]:
     """The observation payload answering a `list_tools` or `call_tool` step (OpenEnv's
     ListToolsObservation / CallToolObservation, serialised)."""
-    view = env.session.view()
+    view = env.seat_environment.view()
     done = bool(view is not None and view.done)
     reward = float(view.reward or 0.0) if view is not None and view.done else 0.0
     if action.get("type") == "list_tools":

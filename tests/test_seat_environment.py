@@ -1,4 +1,4 @@
-"""SeatSession: one seat of a real match (play_match underneath), stepped from outside."""
+"""SeatEnvironment: one seat of a real match (play_match underneath), stepped from outside."""
 
 from __future__ import annotations
 
@@ -6,15 +6,15 @@ import asyncio
 
 import pytest
 
-from arena.seat_environment import SeatSession, SessionError, SyncSeatSession
+from arena.seat_environment import SeatEnvironment, SeatEnvironmentError, SyncSeatEnvironment
 from games.registry import make_game
 
 
-def play(game: str, moves: str = "first", **reset) -> tuple[list[dict], SeatSession]:
+def play(game: str, moves: str = "first", **reset) -> tuple[list[dict], SeatEnvironment]:
     """Play a whole episode, choosing the first (or last) legal move; return every view."""
 
-    async def run() -> tuple[list[dict], SeatSession]:
-        session = SeatSession(make_game=make_game, name="tester")
+    async def run() -> tuple[list[dict], SeatEnvironment]:
+        session = SeatEnvironment(make_game=make_game, name="tester")
         view = await session.reset(game, **reset)
         views = [view.to_dict()]
         while not view.done:
@@ -54,14 +54,14 @@ def test_hot_seat_plays_every_seat_and_names_whose_turn() -> None:
 
 def test_rejected_move_gives_feedback_then_the_games_forfeit_rule() -> None:
     async def run() -> None:
-        session = SeatSession(make_game=make_game)
+        session = SeatEnvironment(make_game=make_game)
         await session.reset("tictactoe", seed=1, opponents=["bot"])
         first = await session.step("nine")
         assert not first.done and first.attempt == 1 and "not a cell" in first.feedback
         assert await session.step("nine") and (await session.step("nine")).done
         assert session.view().reward == -1.0 and "forfeit" in session.view().outcome["reason"]
         assert session.record is not None and session.record.specs == ["client", "bot"]
-        with pytest.raises(SessionError, match="episode is over"):
+        with pytest.raises(SeatEnvironmentError, match="episode is over"):
             await session.step("4")
         await session.close()
 
@@ -70,7 +70,7 @@ def test_rejected_move_gives_feedback_then_the_games_forfeit_rule() -> None:
 
 def test_state_hides_the_game_state_from_a_seat_until_the_end() -> None:
     async def run() -> None:
-        session = SeatSession(make_game=make_game)
+        session = SeatEnvironment(make_game=make_game)
         view = await session.reset("kuhn_poker", seed=2, opponents=["bot"])
         assert "game_state" not in session.state() and session.state()["to_act"] == [0]
         while not view.done:
@@ -93,10 +93,10 @@ def test_state_hides_the_game_state_from_a_seat_until_the_end() -> None:
 )
 def test_bad_resets_say_what_is_wrong(reset: dict, message: str) -> None:
     async def run() -> None:
-        session = SeatSession(make_game=make_game)
-        with pytest.raises(SessionError, match=message):
+        session = SeatEnvironment(make_game=make_game)
+        with pytest.raises(SeatEnvironmentError, match=message):
             await session.reset(**reset)
-        with pytest.raises(SessionError, match="call reset"):
+        with pytest.raises(SeatEnvironmentError, match="call reset"):
             await session.step("0")
 
     asyncio.run(run())
@@ -104,7 +104,7 @@ def test_bad_resets_say_what_is_wrong(reset: dict, message: str) -> None:
 
 @pytest.mark.slow  # importing TextArena takes ~5 s
 def test_sync_wrapper_and_a_textarena_game() -> None:
-    session = SyncSeatSession(make_game=make_game, name="sync")
+    session = SyncSeatEnvironment(make_game=make_game, name="sync")
     view = session.reset("textarena:TicTacToe-v0", seed=4, opponents=["random"])
     assert view.legal_moves and view.player == 0
     while not view.done:
