@@ -21,7 +21,7 @@ import logging
 import threading
 from typing import Iterable
 
-from arena.policy import Policy, PolicySpec, PolicySpecError, make_policy
+from arena.policy import Policy, PolicySpec, PolicySpecError, known_kinds, make_policy
 from league.outside_play import CLIENT_SPEC_PREFIX, OutsidePlay
 
 log = logging.getLogger(__name__)
@@ -43,15 +43,12 @@ def allowed_kinds(extra: Iterable[str], flag: str) -> frozenset[str]:
     """The scripted kinds plus the operator's `extra` ones (given with `flag`); ValueError names a
     kind that is never served or does not exist."""
     wanted = {kind.strip().lower() for kind in extra}
-    if wanted - SCRIPTED_KINDS:
-        from arena.policy import known_kinds  # imports the LLM kinds: only when asked for
-
-        kinds = known_kinds()
-        for kind in sorted(wanted):
-            if kind in NEVER_SERVED:
-                raise ValueError(f"{flag} {kind}: a {kind} policy would read this server's terminal")
-            if kind not in kinds:
-                raise ValueError(f"{flag} {kind}: no such policy kind (kinds: {', '.join(sorted(kinds))})")
+    kinds = known_kinds()
+    for kind in sorted(wanted):
+        if kind in NEVER_SERVED:
+            raise ValueError(f"{flag} {kind}: a {kind} policy would read this server's terminal")
+        if kind not in kinds:
+            raise ValueError(f"{flag} {kind}: no such policy kind (kinds: {', '.join(sorted(kinds))})")
     return SCRIPTED_KINDS | frozenset(wanted)
 
 
