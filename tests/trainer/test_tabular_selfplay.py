@@ -8,14 +8,8 @@ import random
 import pytest
 import torch
 
-from evaluation.exploitability import build_tree, evaluate, uniform_strategy
+from evaluation.exploitability import evaluate, uniform_strategy
 from trainer.tabular_selfplay import Adam, SelfPlaySettings, decision_loss_gradient, reference_figures, reference_sweep, tabular_selfplay
-from games.registry import make_game
-
-
-@pytest.fixture(scope="module")
-def kuhn():
-    return build_tree(lambda: make_game("kuhn_poker", 2, hands=1))
 
 
 @pytest.mark.parametrize("kl_coef, entropy_coef", [(0.0, 0.0), (0.3, 0.0), (0.0, 0.1), (0.2, 0.05)])
@@ -33,29 +27,29 @@ def test_gradient_is_that_of_the_trainers_choice_loss(kl_coef, entropy_coef) -> 
         assert ours == pytest.approx(z.grad.tolist(), abs=1e-12)
 
 
-def test_self_play_from_uniform_approaches_equilibrium(kuhn) -> None:
+def test_self_play_from_uniform_approaches_equilibrium(kuhn_tree) -> None:
     # Plain policy gradient cycles around the equilibrium in a zero-sum game; the KL to the start
     # (magnetic mirror descent's magnet) makes the last iterate settle near it.
     settings = SelfPlaySettings(steps=150, deals_per_step=8, hands_per_deal=4, learning_rate=0.03, kl_coef=0.3)
-    run = tabular_selfplay(kuhn, uniform_strategy(kuhn), settings)
+    run = tabular_selfplay(kuhn_tree, uniform_strategy(kuhn_tree), settings)
     assert run.curve[0] == pytest.approx(0.4583333, abs=1e-6)
     assert len(run.curve) == 151
     assert run.curve[-1] < 0.15  # a third of uniform's
-    assert evaluate(kuhn, run.strategy).exploitability == pytest.approx(run.curve[-1])
+    assert evaluate(kuhn_tree, run.strategy).exploitability == pytest.approx(run.curve[-1])
 
 
-def test_runs_are_seeded_and_a_zero_learning_rate_keeps_the_start(kuhn) -> None:
-    start = uniform_strategy(kuhn)
+def test_runs_are_seeded_and_a_zero_learning_rate_keeps_the_start(kuhn_tree) -> None:
+    start = uniform_strategy(kuhn_tree)
     settings = SelfPlaySettings(steps=5, deals_per_step=4, hands_per_deal=4, learning_rate=0.1, seed=3)
-    assert tabular_selfplay(kuhn, start, settings).curve == tabular_selfplay(kuhn, start, settings).curve
-    still = tabular_selfplay(kuhn, start, SelfPlaySettings(steps=5, deals_per_step=4, hands_per_deal=4, learning_rate=0.0))
+    assert tabular_selfplay(kuhn_tree, start, settings).curve == tabular_selfplay(kuhn_tree, start, settings).curve
+    still = tabular_selfplay(kuhn_tree, start, SelfPlaySettings(steps=5, deals_per_step=4, hands_per_deal=4, learning_rate=0.0))
     assert still.curve == pytest.approx([still.curve[0]] * 6)
     for key, probs in still.strategy.items():
         assert probs == pytest.approx(start[key])
 
 
-def test_sweep_reports_every_seed_at_every_learning_rate(kuhn) -> None:
-    finals = reference_sweep(kuhn, uniform_strategy(kuhn), steps=3, deals_per_step=2, hands_per_deal=2, learning_rates=(0.01, 0.1), seeds=4)
+def test_sweep_reports_every_seed_at_every_learning_rate(kuhn_tree) -> None:
+    finals = reference_sweep(kuhn_tree, uniform_strategy(kuhn_tree), steps=3, deals_per_step=2, hands_per_deal=2, learning_rates=(0.01, 0.1), seeds=4)
     assert sorted(finals) == [0.01, 0.1]
     assert all(len(v) == 4 and all(0 <= x <= 1 for x in v) for v in finals.values())
     assert len(set(finals[0.1])) > 1  # the seeds draw different hands
