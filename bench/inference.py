@@ -19,7 +19,7 @@ raw batched `generate` of the same size on the hf engine.
   `model.generate(do_sample=True)` with the policy's temperature / top_p / max_new_tokens, no queue,
   no policy, no game: the ceiling the engine is measured against. Median of --repeats.
 
-    .venv/bin/python bench/inference.py [--engines hf,vllm] [--window32 240] [--sequential-window 45]
+    .venv/bin/python -m bench.inference [--engines hf,vllm] [--window32 240] [--sequential-window 45]
         [--max-new-tokens 24] [--obs state] [--detail [--window 90] [--repeats 3]]
 """
 
@@ -32,18 +32,14 @@ import os
 import platform
 import random
 import statistics
-import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from arena.llm.engine import Generation, SamplingParams, get_engine  # noqa: E402
-from arena.match import play_match  # noqa: E402
-from arena.policy import MoveRequest, Policy, PolicyReply, make_policy  # noqa: E402
-from games.registry import make_game  # noqa: E402
+from arena.llm.engine import Generation, SamplingParams, get_engine
+from arena.match import play_match
+from arena.policy import MoveRequest, Policy, PolicyReply, make_policy
+from games.registry import make_game
 
 GAME = "tictactoe"
 

@@ -19,8 +19,8 @@ from typing import Any, Iterable
 from arena.match import MatchRecord
 from arena.redaction import redact
 from evaluation.anchored import anchored_rating
-from league.results import GameResult, pairwise, standings
 from evaluation.suites import Suite
+from league.results import GameResult, pairwise, standings
 
 CARD_SCHEMA = 1
 Z95 = 1.959963984540054

@@ -12,11 +12,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from league.config import LeagueConfig
 from evaluation.report_card import report_card
+from evaluation.suites import Suite, SuiteError, evaluation_league, load_suite
+from league.config import LeagueConfig
 from league.runner import MatchDone, run_league
 from league.store import Store
-from evaluation.suites import Suite, SuiteError, evaluation_league, load_suite
 
 # evaluation_league names its league so: `eval core-v1: NAME` or `eval core-v1 quick: NAME`
 EVAL_LEAGUE = re.compile(r"^eval (?P<suite>\S+?)(?P<quick> quick)?: (?P<policy>.+)$", re.S)

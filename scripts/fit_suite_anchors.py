@@ -23,9 +23,9 @@ import yaml
 
 from arena.redaction import redact
 from evaluation.anchored import fit_anchors
+from evaluation.suites import anchor_league, load_suite
 from league.runner import run_league
 from league.store import Store
-from evaluation.suites import anchor_league, load_suite
 
 
 def machine() -> str:

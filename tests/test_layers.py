@@ -46,7 +46,7 @@ MAY_IMPORT: dict[str, set[str] | None] = {
     "arena_verifiers": _BELOW_LEAGUE | {"interop"},
     "llm_arena_cli": None,  # the composition root: anything
 }
-NOT_PACKAGES = {"tests"}  # tests may import every layer; bench/ and examples/ are scripts, not packages
+NOT_PACKAGES = {"tests", "bench"}  # tests and the benchmark scripts may import every layer; examples/ holds no package
 
 WEB_AND_CLI_FRAMEWORKS = {"fastapi", "starlette", "uvicorn", "jinja2", "typer", "click"}
 # serve-model's HTTP server and its command, still in the core on this branch; the engine branch moves them to serve_model/.

@@ -44,9 +44,9 @@ from arena.match import MatchRecord, play_match
 from arena.policy import MoveRequest, Policy, PolicyFailure, make_policy
 from arena.seeding import move_seed
 from games.registry import make_game
-from trainer.opponent_sampling import sample_opponents
 from trainer.config import GameSettings, OpponentSettings, RolloutSettings
 from trainer.learner import Sample
+from trainer.opponent_sampling import sample_opponents
 
 LEARNER = "__learner__"  # seat marker in a plan
 

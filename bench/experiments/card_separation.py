@@ -1,7 +1,7 @@
 """Can the LoRA update tell the cards apart? Kuhn poker's information sets, one clean signal.
 
-    python bench/card_separation.py                  # 6 updates at bench/strategy's settings
-    python bench/card_separation.py --learning-rate 1e-3 --updates 8
+    python -m bench.card_separation                  # 6 updates at bench/strategy's settings
+    python -m bench.card_separation --learning-rate 1e-3 --updates 8
 
 bench/strategy.py's self-play ends card-blind: it bets, calls and folds alike with every card.
 This bench asks whether that is the noise of sampled self-play or the update itself. It gives
@@ -32,24 +32,20 @@ import math
 import random
 import re
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+import torch
 
-import torch  # noqa: E402
-
-from evaluation.exploitability import build_tree, infoset_labels  # noqa: E402
-from arena.llm.engine import get_engine  # noqa: E402
-from arena.llm.prompting import Mode  # noqa: E402
-from arena.policy import make_policy  # noqa: E402
-from trainer.tabular_selfplay import Adam, decision_loss_gradient, softmax  # noqa: E402
-from games.registry import make_game  # noqa: E402
-from trainer.config import AlgorithmSettings, LoraSettings  # noqa: E402
-from trainer.learner import Learner, Sample, write_initial_adapter  # noqa: E402
+from arena.llm.engine import get_engine
+from arena.llm.prompting import Mode
+from arena.policy import make_policy
+from evaluation.exploitability import build_tree, infoset_labels
+from games.registry import make_game
+from trainer.config import AlgorithmSettings, LoraSettings
+from trainer.learner import Learner, Sample, write_initial_adapter
+from trainer.tabular_selfplay import Adam, decision_loss_gradient, softmax
 
 AGGRESSIVE = ("bet", "call")
 CARD_SIGN = {"K": 1.0, "Q": 0.0, "J": -1.0}

@@ -1,7 +1,7 @@
 """What could self-play reach in Kuhn poker with this many hands, if state separation were free?
 
-    python bench/tabular_reference.py                       # run E's budget and three larger ones
-    python bench/tabular_reference.py --budget 31x4 --seeds 50
+    python -m bench.tabular_reference                       # run E's budget and three larger ones
+    python -m bench.tabular_reference --budget 31x4 --seeds 50
 
 bench/strategy.py trains a LoRA shared by all 12 information sets and plays 16 hands per step.
 This bench runs the same self-play with one free logit per (information set, move) instead
@@ -20,17 +20,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
-from evaluation.exploitability import build_tree, evaluate, policy_strategy  # noqa: E402
-from arena.policy import make_policy  # noqa: E402
-from trainer.tabular_selfplay import reference_figures, reference_sweep  # noqa: E402
-from games.registry import make_game  # noqa: E402
+from arena.policy import make_policy
+from evaluation.exploitability import build_tree, evaluate, policy_strategy
+from games.registry import make_game
+from trainer.tabular_selfplay import reference_figures, reference_sweep
 
 HANDS_PER_DEAL = 4  # bench/strategy's --group-size
 

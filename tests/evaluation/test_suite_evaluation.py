@@ -11,10 +11,10 @@ import textwrap
 import pytest
 from typer.testing import CliRunner
 
-from league.config import ConfigError, parse_config
 from evaluation.report_card import without_timing
-from league.store import Store
 from evaluation.suites import SuiteError, evaluation_league, load_suite
+from league.config import ConfigError, parse_config
+from league.store import Store
 from llm_arena_cli.app import app
 
 runner = CliRunner()

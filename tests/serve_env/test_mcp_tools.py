@@ -14,8 +14,8 @@ from fastapi.testclient import TestClient
 
 from serve_env.app import build_app
 from serve_env.environment import ServeConfig
-from tests.serve_env.openenv_venv import openenv_python
 from tests.local_server import serve_in_thread
+from tests.serve_env.openenv_venv import openenv_python
 
 CLIENT_SCRIPT = Path(__file__).with_name("openenv_mcp_play.py")
 TIC = {"game": "tictactoe", "seed": 3, "seat": 1, "opponents": ["bot"]}

@@ -9,8 +9,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from evaluation.suite_evaluation import run_evaluation
-from league.store import Store
 from evaluation.suites import load_suite
+from league.store import Store
 
 PAYLOAD = 'ev"><img src=x onerror=alert(9)>'
 pytestmark = pytest.mark.slow
