@@ -284,7 +284,7 @@ class Adaptive:
     leaderboard shows. Within one call each pick shrinks the covariance as if it had been played, so
     a batch of matches in flight spreads over different pairs instead of repeating the best one.
     Multi-player groups grow from the best pair by adding the policy whose pairs with the group
-    score highest. Measured against the alternatives tried: docs/benchmarks.md, "Schedulers".
+    score highest. Measured against the alternatives tried: docs/experiments/adaptive-scheduling.md.
     """
 
     def __init__(self, games: Sequence[GameSlot], policies: Sequence[str], budget: int, seed: int) -> None:

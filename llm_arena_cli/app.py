@@ -120,8 +120,8 @@ def play_command(
     from llm_arena_cli.render import TurnPrinter, print_final_view, print_result
     from games.registry import UnknownGameError, make_game
 
-    # One match: start-up dominates. Measured on 2 cores (docs/benchmarks.md, time to first move of
-    # `arena play tictactoe -p local -p bot`, median of 3): hf 8.0 s, vLLM 37.6 s; the whole match
+    # One match: start-up dominates. Measured on 2 cores (docs/experiments/vllm-vs-hf-engine.md, time
+    # to first move of `arena play tictactoe -p local -p bot`, median of 3): hf 8.0 s, vLLM 37.6 s; the whole match
     # too (35.5 s vs 51.7 s). So the hf engine is the default here.
     prefer_engine("hf", "measured faster to a first move (8 s vs 38 s for vLLM, start-up included)")
 

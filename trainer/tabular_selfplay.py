@@ -1,7 +1,10 @@
-"""Self-play with one free logit per (information set, move): the reference learner for bench/strategy.
+"""Self-play with one free logit per (information set, move): the reference learner for
+bench/strategy.py's self-play (used by bench/experiments/tabular_reference.py and card_separation.py).
 
 `arena train` in choice mode updates a LoRA shared by every decision, so a step that moves one
-information set moves the others too (bench/card_gradients.py measures how much). This learner
+information set moves the others too (bench/experiments/card_separation.py measures how much:
+the LoRA gradients of two information sets that differ only in the card have cosine 0.997,
+docs/experiments/kuhn-selfplay.md). This learner
 has no such coupling: each information set has its own logits. It plays the same hands the LLM
 run plays (GRPO groups of one deal, both seats trained), from the same start (the base model's
 strategy) and with the same per-decision loss as trainer.loss on a choice sample, one epoch:

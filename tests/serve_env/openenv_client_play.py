@@ -1,6 +1,6 @@
 """Plays episodes against `arena serve-env` with openenv-core's own, unmodified GenericEnvClient.
 
-Run by tests/env/test_serve_env.py in a separate venv that has openenv-core (it is not a project
+Run by tests/serve_env/test_serve_env.py in a separate venv that has openenv-core (it is not a project
 dependency). argv: server URL, then a JSON list of episodes {"reset": {...}, "pick": "first"|"last",
 "bad_first": bool}. Prints one JSON list: each episode's observations, rewards and dones, and the
 errors the client raised, in order.

@@ -1,7 +1,7 @@
 """Plays episodes against `arena serve-env` through its MCP tools with openenv-core's own,
 unmodified MCPToolClient (which calls tools as WS /ws `list_tools` / `call_tool` steps).
 
-Run by tests/env/test_mcp_tools.py in the openenv-core venv. argv: server URL, then a JSON list
+Run by tests/serve_env/test_mcp_tools.py in the openenv-core venv. argv: server URL, then a JSON list
 of reset data. Prints one JSON list: per episode the tool names, the rules, each make_move result
 and the errors the client raised (a bad move's feedback, a move after the end, an unknown tool).
 """
