@@ -6,7 +6,7 @@ Per game and overall: the candidate's score (its share of pairwise points agains
 1 win, 0.5 draw, 0 loss) with a 95% Wilson interval, W/D/L against each reference, the invalid-move
 rate (attempts the strict parser or the game rejected, over all its attempts), tokens, cost where
 the provider reports it, and the median move latency. Overall, the anchored rating
-(league/anchored.py) on the suite's fixed scale.
+(evaluation/anchored.py) on the suite's fixed scale.
 """
 
 from __future__ import annotations

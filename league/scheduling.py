@@ -9,7 +9,7 @@ Formulas and measurements: docs/ratings.md.
 - swiss: rounds; each round groups policies with similar scores (wins + half draws), avoiding
   rematches where possible; the next round is issued once the current one has finished.
 - fixed: an explicit list of matches (game, seats, seed) played in the order given; what a
-  frozen benchmark suite needs (league/suites), where nothing may depend on earlier results.
+  frozen benchmark suite needs (evaluation/suites), where nothing may depend on earlier results.
 - adaptive: each pairing goes to the group whose game is expected to shrink the uncertainty of the
   ranking most, under the Laplace posterior of the Bradley-Terry fit; the first seat goes to
   whoever is furthest below an even share of first seats in its own games.

@@ -1,5 +1,5 @@
 """Fit a suite's anchors once, at its release: play the references among themselves on every game
-and seed of the full suite (league/suites.anchor_league), fit the pooled Bradley-Terry ratings and
+and seed of the full suite (evaluation/suites.anchor_league), fit the pooled Bradley-Terry ratings and
 print them, with the fit's provenance, as the YAML to paste into the suite file. Run it only for a
 suite not yet released; on a released suite it re-plays (or re-reads) the tournament to check the
 frozen anchors and changes nothing.

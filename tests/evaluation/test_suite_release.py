@@ -1,5 +1,8 @@
 """Released suites are frozen: their files' hashes are held here, and every reference of a released
-suite carries its anchor and the fit's provenance (docs/eval.md)."""
+suite carries its anchor and the fit's provenance (docs/eval.md).
+
+core-v1.yaml's header names this file by the path it had when the suite was released
+(tests/eval/); the suite file cannot follow the move without changing its frozen hash."""
 
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ def test_every_shipped_suite_is_released_with_a_frozen_hash():
 @pytest.mark.parametrize("name", sorted(RELEASED))
 def test_a_released_suite_file_never_changes(name):
     assert _sha256(name) == RELEASED[name], (
-        f"league/suites/{name}.yaml changed after its release: a changed suite is a new version; "
+        f"evaluation/suites/{name}.yaml changed after its release: a changed suite is a new version; "
         f"restore {name}.yaml and put the change in a new file (e.g. the next core-vN.yaml)"
     )
 

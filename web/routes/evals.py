@@ -1,5 +1,5 @@
 """Evaluations: every policy scored on a frozen suite (`arena eval suite`), and each report card,
-read from the evaluation leagues in the store (league/evaluation.py)."""
+read from the evaluation leagues in the store (evaluation/suite_evaluation.py)."""
 
 from __future__ import annotations
 
