@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from arena.policy import MoveRequest, Policy, PolicyFailure, PolicyReply, PolicySpec, PolicySpecError, float_param, register_kind, reject_unknown_params
+from arena.policy import MoveRequest, Policy, PolicyFailure, PolicyReply, PolicySpec, PolicySpecError, float_param, reject_unknown_params
 from arena.redaction import remember_secret
 
 PROTOCOL = "llm-arena-agent/1"
@@ -95,7 +95,7 @@ class HttpAgentPolicy(Policy):
             await client.aclose()
 
 
-def _http(spec: PolicySpec) -> Policy:
+def http_agent_policy(spec: PolicySpec) -> Policy:
     reject_unknown_params(spec, {"timeout", "token_env"})
     url = spec.target
     if spec.kind in ("http", "https") and url.startswith("//"):
@@ -107,6 +107,3 @@ def _http(spec: PolicySpec) -> Policy:
         raise PolicySpecError(f"policy spec {spec.text!r}: timeout must be positive")
     return HttpAgentPolicy(url, timeout, spec.params.get("token_env") or None)
 
-
-register_kind("http", _http, "http:http://127.0.0.1:9000/move")
-register_kind("https", _http, "https://agents.example.org/move")

@@ -11,7 +11,7 @@ from typing import Callable
 from rich.console import Console
 from rich.panel import Panel
 
-from arena.policy import MoveRequest, Policy, PolicyFailure, PolicyReply, PolicySpec, register_kind, reject_unknown_params
+from arena.policy import MoveRequest, Policy, PolicyFailure, PolicyReply, PolicySpec, reject_unknown_params
 
 
 class HumanPolicy(Policy):
@@ -80,9 +80,7 @@ async def _read_in_daemon_thread(read_line: Callable[[str], str], prompt: str) -
     return await answer
 
 
-def _human(spec: PolicySpec) -> Policy:
+def human_policy(spec: PolicySpec) -> Policy:
     reject_unknown_params(spec, set())
     return HumanPolicy()
 
-
-register_kind("human", _human, "human")

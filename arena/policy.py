@@ -2,14 +2,17 @@
 
 A policy spec is a string users can type: `random`, `bot`, `human`, `local`, `openai:gpt-4o-mini`,
 `litellm:anthropic/claude-3-5-haiku`, `hf:Qwen/Qwen2.5-0.5B-Instruct`, `hf:BASE+path/to/adapter`.
-Parameters follow after commas: `local,temperature=0.7,max_new_tokens=48`. Kinds register a
-factory with `register_kind`; the LLM kinds live in `arena.llm` and register on import.
+Parameters follow after commas: `local,temperature=0.7,max_new_tokens=48`. Every kind the project
+ships is one line in KINDS below, naming its factory by string, so heavy SDKs (torch, openai,
+litellm) load only when a spec of that kind is made and `arena games` starts at once. Tests and
+plugins add kinds at run time with `register_kind`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
+import importlib
 import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -94,7 +97,7 @@ class Policy(ABC):
 
     async def move_distribution(self, request: MoveRequest) -> dict[str, float] | None:
         """The chance of each legal move at this decision, where the policy can state it (exact
-        evaluation, arena.exploitability); None where its moves can only be drawn."""
+        evaluation, evaluation.exploitability); None where its moves can only be drawn."""
         return None
 
     async def close(self) -> None:
@@ -143,30 +146,49 @@ def refuse_literal_secrets(spec: str) -> None:
 
 
 PolicyFactory = Callable[[PolicySpec], Policy]
-_KINDS: dict[str, PolicyFactory] = {}
-_KIND_HELP: dict[str, str] = {}
-_LAZY_KIND_MODULES = ("arena.scripted", "arena.human", "arena.http_agent", "arena.llm")  # import on demand: they pull in torch / SDKs
+
+
+@dataclass(frozen=True)
+class KindEntry:
+    factory: str  # "module:function", imported when a spec of the kind is first made
+    example: str  # a spec of the kind, for help texts and errors
+
+
+# Every policy kind the project ships, one line each: adding a kind is its factory plus its line
+# here. tests/test_policy_kinds.py fails on a line whose module or factory is gone.
+KINDS: dict[str, KindEntry] = {
+    "random": KindEntry("arena.scripted:random_policy", "random"),
+    "bot": KindEntry("arena.scripted:bot_policy", "bot"),
+    "human": KindEntry("arena.human:human_policy", "human"),
+    "http": KindEntry("arena.http_agent:http_agent_policy", "http:http://127.0.0.1:9000/move"),
+    "https": KindEntry("arena.http_agent:http_agent_policy", "https://agents.example.org/move"),
+    "openai": KindEntry("arena.llm.policies:make_openai", "openai:gpt-4o-mini[,base_url=URL,mode=tools]"),
+    "litellm": KindEntry("arena.llm.policies:make_litellm", "litellm:anthropic/claude-3-5-haiku-latest[,mode=json]"),
+    "hf": KindEntry("arena.llm.policies:make_local", "hf:Qwen/Qwen2.5-0.5B-Instruct or hf:BASE+path/to/lora"),
+    "local": KindEntry("arena.llm.policies:make_local", "local[,temperature=0.7,max_new_tokens=48]"),
+}
+_ADDED: dict[str, tuple[PolicyFactory, str]] = {}  # kinds added at run time: kind -> (factory, example)
 
 
 def register_kind(kind: str, factory: PolicyFactory, example: str = "") -> None:
-    _KINDS[kind] = factory
-    _KIND_HELP[kind] = example or kind
+    """Add a kind at run time (a test's or a plugin's); the shipped ones are lines in KINDS."""
+    _ADDED[kind] = (factory, example or kind)
 
 
 def known_kinds() -> dict[str, str]:
-    _load_lazy_kinds()
-    return dict(_KIND_HELP)
+    """kind -> example, for every kind (nothing is imported to list them)."""
+    return {kind: entry.example for kind, entry in KINDS.items()} | {kind: example for kind, (_, example) in _ADDED.items()}
 
 
-def _load_lazy_kinds() -> None:
-    import importlib
-
-    for module in _LAZY_KIND_MODULES:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
+def kind_factory(kind: str) -> PolicyFactory | None:
+    """The factory of `kind`, its module imported now; None for a kind nobody registered."""
+    if kind in _ADDED:
+        return _ADDED[kind][0]
+    entry = KINDS.get(kind)
+    if entry is None:
+        return None
+    module, _, name = entry.factory.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def make_policy(spec: str, defaults: Mapping[str, tuple[str, str]] | None = None) -> Policy:
@@ -176,14 +198,13 @@ def make_policy(spec: str, defaults: Mapping[str, tuple[str, str]] | None = None
     parsed = PolicySpec.parse(spec)
     if defaults:
         parsed = dataclasses.replace(parsed, defaults=dict(defaults))
-    if parsed.kind not in _KINDS:
-        _load_lazy_kinds()
-    factory = _KINDS.get(parsed.kind)
+    factory = kind_factory(parsed.kind)
     if factory is None:
-        close = difflib.get_close_matches(parsed.kind, list(_KINDS), n=3, cutoff=0.4)
+        kinds = list(known_kinds())
+        close = difflib.get_close_matches(parsed.kind, kinds, n=3, cutoff=0.4)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise PolicySpecError(
-            f"unknown policy {spec!r}{hint} (kinds: {', '.join(sorted(_KINDS))})"
+            f"unknown policy {spec!r}{hint} (kinds: {', '.join(sorted(kinds))})"
         )
     policy = factory(parsed)
     policy.spec = parsed.text

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 
-from arena.policy import MoveRequest, Policy, PolicyReply, PolicySpec, register_kind, reject_unknown_params
+from arena.policy import MoveRequest, Policy, PolicyReply, PolicySpec, reject_unknown_params
 from arena.seeding import move_seed
 
 
@@ -58,15 +58,12 @@ class BotPolicy(Policy):
         return request.baseline_distribution() if request.baseline_distribution is not None else None
 
 
-def _random(spec: PolicySpec) -> Policy:
+def random_policy(spec: PolicySpec) -> Policy:
     reject_unknown_params(spec, {"seed"})
     return RandomPolicy(spec.params.get("seed", ""))
 
 
-def _bot(spec: PolicySpec) -> Policy:
+def bot_policy(spec: PolicySpec) -> Policy:
     reject_unknown_params(spec, {"seed"})
     return BotPolicy(spec.params.get("seed", ""))
 
-
-register_kind("random", _random, "random")
-register_kind("bot", _bot, "bot")

@@ -1,23 +1,23 @@
-"""How a command reports a user's mistake: one line on stderr, exit code 2.
+"""How a command reports a user's mistake: `raise fail("...")`, one line on stderr, exit code 2.
 
-It lives in the core package so that command modules anywhere (serve-model in arena.llm, the
-`arena` command in llm_arena_cli) report mistakes the same way without importing the CLI above them.
+The error is a plain exception, with no CLI library behind it, so command modules in every package
+(league, trainer, web, serve-env, serve-model, evaluation) raise it without importing the `arena`
+command above them; that command (llm_arena_cli/app.py) prints it and sets the exit code.
 """
 
 from __future__ import annotations
 
-import typer
-from rich.console import Console
-
 from arena.redaction import redact
-
-err_console = Console(stderr=True, highlight=False)
 
 
 class UsageError(Exception):
-    """A user mistake: printed as one line, exit code 2."""
+    """A user mistake: printed as one line, exit code 2. Its text may quote a spec or a URL that
+    holds a key, so it is redacted here, once, whoever raises it."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(message))
 
 
-def fail(message: str) -> "typer.Exit":
-    err_console.print(f"error: {redact(message)}", markup=False, soft_wrap=True)  # a spec or URL in it may hold a key
-    return typer.Exit(code=2)
+def fail(message: str) -> UsageError:
+    """The error to raise for a user's mistake: `raise fail(f"--game {game!r}: ...")`."""
+    return UsageError(message)

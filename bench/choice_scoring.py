@@ -1,6 +1,6 @@
 """How fast choice mode evaluates: the shipped model scoring whole legal moves on the hf engine.
 
-    .venv/bin/python bench/choice_scoring.py [--kuhn-hands 64] [--tictactoe-games 32] [--in-flight 32]
+    .venv/bin/python -m bench.choice_scoring [--kuhn-hands 64] [--tictactoe-games 32] [--in-flight 32]
 
 Three workloads, one after the other in one process (one engine):
 - Kuhn poker hands, the base model in choice mode against itself, seats alternating (what
@@ -19,18 +19,12 @@ import asyncio
 import json
 import os
 import platform
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-from arena.exploitability import build_tree, evaluate, policy_strategy  # noqa: E402
-from arena.policy import make_policy  # noqa: E402
-from games.registry import make_game  # noqa: E402
-from strategy import choice_policy, play_games  # noqa: E402
+from arena.policy import make_policy
+from bench.head_to_head import choice_policy, play_games
+from evaluation.exploitability import build_tree, evaluate, policy_strategy
+from games.registry import make_game
 
 
 async def run(args: argparse.Namespace) -> dict:

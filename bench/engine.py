@@ -7,7 +7,7 @@ Both loops play uniformly random LEGAL moves to the end of the game, with no ren
   they do not grow; that is the cheapest honest TextArena loop).
 Repeats are interleaved (ours, theirs, ours, ...) so both see the same machine load; medians.
 
-    .venv/bin/python bench/engine.py [--seconds 1.0] [--repeats 5]
+    .venv/bin/python -m bench.engine [--seconds 1.0] [--repeats 5]
 """
 
 from __future__ import annotations
@@ -18,13 +18,9 @@ import os
 import platform
 import random
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from games.registry import make_game  # noqa: E402
+from games.registry import make_game
 
 PAIRS = {  # our id -> TextArena id (legal moves from games._textarena_moves.LEGAL_MOVES)
     "tictactoe": "TicTacToe-v0",

@@ -25,7 +25,7 @@ raw batched `generate` of the same size on the hf engine.
   no prompts to build, no asyncio. `arena_over_bare_vllm` = the arena's moves/s at 32 / the bare
   engine's replies/s over the same requests.
 
-    .venv/bin/python bench/inference.py [--engines hf,vllm] [--window32 240] [--sequential-window 45]
+    .venv/bin/python -m bench.inference [--engines hf,vllm] [--window32 240] [--sequential-window 45]
         [--max-new-tokens 24] [--obs state|chat] [--detail [--window 90] [--repeats 3]]
 """
 
@@ -38,18 +38,14 @@ import os
 import platform
 import random
 import statistics
-import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from arena.llm.engines import Generation, SamplingParams, open_engine, shutdown_engines  # noqa: E402
-from arena.match import play_match  # noqa: E402
-from arena.policy import MoveRequest, Policy, PolicyReply, make_policy  # noqa: E402
-from games.registry import make_game  # noqa: E402
+from arena.llm.engines import Generation, SamplingParams, open_engine, shutdown_engines
+from arena.match import play_match
+from arena.policy import MoveRequest, Policy, PolicyReply, make_policy
+from games.registry import make_game
 
 GAME = "tictactoe"
 

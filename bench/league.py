@@ -8,7 +8,7 @@ game loop of the same pairings, side by side in one run.
   with all its turns in one transaction), live TrueSkill/Elo folding and snapshots, and the full
   rating recompute (`rerate`, Bradley-Terry bootstrap included) at the end.
 
-    .venv/bin/python bench/league.py [--matches-per-pair 40] [--repeats 3]
+    .venv/bin/python -m bench.league [--matches-per-pair 40] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -20,17 +20,13 @@ import os
 import platform
 import random
 import statistics
-import sys
 import tempfile
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from games.registry import make_game  # noqa: E402
-from league.config import GameEntry, LeagueConfig, PolicyEntry  # noqa: E402
-from league.runner import build_scheduler, run_league  # noqa: E402
-from league.store import Store  # noqa: E402
+from games.registry import make_game
+from league.config import GameEntry, LeagueConfig, PolicyEntry
+from league.runner import build_scheduler, run_league
+from league.store import Store
 
 GAMES = ("tictactoe", "connect_four", "kuhn_poker")
 

@@ -8,7 +8,7 @@ number of games until tau >= 0.9, median over seeds. Games to the target vary ab
 seed to seed, so the ratio of medians is noisy: the script also prints a 90% bootstrap interval of
 the ratio (seeds resampled, the same seeds for both schedulers).
 
-    .venv/bin/python bench/ranking.py [--seeds 300] [--gap 0.35]
+    .venv/bin/python -m bench.ranking [--seeds 300] [--gap 0.35]
 """
 
 from __future__ import annotations
@@ -18,18 +18,14 @@ import json
 import os
 import platform
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 from scipy.stats import kendalltau
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from league.ratings import OnlineRatings, bt_solve  # noqa: E402
-from league.results import GameResult  # noqa: E402
-from league.scheduling import GameSlot, make_scheduler  # noqa: E402
+from league.ratings import OnlineRatings, bt_solve
+from league.results import GameResult
+from league.scheduling import GameSlot, make_scheduler
 
 PLAYERS = 16
 

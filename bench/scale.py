@@ -23,7 +23,7 @@ Per-match costs, for the estimate:
   and the league's start-up (registering policies, building the schedule) is not timed: those are
   per-league costs.
 
-    .venv/bin/python bench/scale.py [--repeats 3] [--matches-per-pair 10] [--pg URL]
+    .venv/bin/python -m bench.scale [--repeats 3] [--matches-per-pair 10] [--pg URL]
 """
 
 from __future__ import annotations
@@ -34,23 +34,20 @@ import json
 import os
 import platform
 import statistics
-import sys
 import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 
-import ray  # noqa: E402
+import ray
 
-from arena.match import MatchRecord  # noqa: E402
-from league.config import GameEntry, LeagueConfig, PolicyEntry  # noqa: E402
-from league.ray_executor import RayExecutor  # noqa: E402
-from league.runner import Executor, InProcessExecutor, build_policies, build_scheduler, play_pairing, run_league  # noqa: E402
-from league.scheduling import Pairing  # noqa: E402
-from league.store import Store  # noqa: E402
+from arena.match import MatchRecord
+from league.config import GameEntry, LeagueConfig, PolicyEntry
+from league.ray_executor import RayExecutor
+from league.runner import Executor, InProcessExecutor, build_policies, build_scheduler, play_pairing, run_league
+from league.scheduling import Pairing
+from league.store import Store
 
 GAMES = ("tictactoe", "connect_four", "kuhn_poker")
 POLICIES = (("bot", "bot"), ("bot-b", "bot,seed=b"), ("random", "random"), ("random-b", "random,seed=b"))

@@ -1,8 +1,8 @@
 """Self-play GRPO on the shipped SmolLM2 (CPU), then the trained adapter against the base model.
 
-    python bench/selfplay.py                    # 45 minutes of training on Tic-Tac-Toe, 200 eval games
-    python bench/selfplay.py --game kuhn_poker --minutes 30
-    python bench/selfplay.py --smoke            # one tiny step and 4 eval games: checks the pipeline
+    python -m bench.selfplay                    # 45 minutes of training on Tic-Tac-Toe, 200 eval games
+    python -m bench.selfplay --game kuhn_poker --minutes 30
+    python -m bench.selfplay --smoke            # one tiny step and 4 eval games: checks the pipeline
 
 Training runs `trainer.run.Trainer` step by step until the time budget is spent, then saves the
 final adapter. Evaluation plays `--eval-games` matches of `hf:local+FINAL` against `local` through
@@ -20,21 +20,19 @@ import asyncio
 import json
 import math
 import statistics
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from arena.match import MatchRecord, play_match
+from arena.policy import make_policy
+from games.registry import make_game
+from trainer.checkpoints import list_checkpoints
+from trainer.config import parse_config
+from trainer.metrics import read_metrics
+from trainer.rewards import outcome_reward
+from trainer.run import Trainer, checkpoint_spec
 
-from arena.match import MatchRecord, play_match  # noqa: E402
-from arena.policy import make_policy  # noqa: E402
-from games.registry import make_game  # noqa: E402
-from trainer.checkpoints import list_checkpoints  # noqa: E402
-from trainer.config import parse_config  # noqa: E402
-from trainer.metrics import read_metrics  # noqa: E402
-from trainer.rewards import outcome_reward  # noqa: E402
-from trainer.run import Trainer, checkpoint_spec  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 STEP_GROWTH = 2.0  # how much longer the next step may take than the longest of the last three
 OBS = "state"  # training prompts and both sides of the evaluation see the current state only

@@ -10,7 +10,7 @@ seat always taking the first legal move, seeds 0..N-1.
 the episodes per second over WS with `--clients` clients divided by those in process. Medians of
 `--rounds` rounds; the last line is JSON.
 
-    .venv/bin/python bench/serve_env.py [--clients 32] [--episodes 256] [--rounds 3]
+    .venv/bin/python -m bench.serve_env [--clients 32] [--episodes 256] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -26,12 +26,11 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from arena.match import play_match
+from arena.policy import MoveRequest, Policy, PolicyReply, make_policy
+from games.registry import make_game
 
-from arena.match import play_match  # noqa: E402
-from arena.policy import MoveRequest, Policy, PolicyReply, make_policy  # noqa: E402
-from games.registry import make_game  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 class FirstLegal(Policy):

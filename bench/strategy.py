@@ -1,8 +1,8 @@
 """Does self-play teach strategy? Self-play in choice mode, measured exactly where the game allows.
 
-    python bench/strategy.py                            # Kuhn poker: 45 min of self-play on 2 cores, 400 eval hands
-    python bench/strategy.py --game tictactoe           # Tic-Tac-Toe against the minimax bot, 200 games before and after
-    python bench/strategy.py --minutes 5 --eval-games 40  # a short run (say so when you quote it)
+    python -m bench.strategy                            # Kuhn poker: 45 min of self-play on 2 cores, 400 eval hands
+    python -m bench.strategy --game tictactoe           # Tic-Tac-Toe against the minimax bot, 200 games before and after
+    python -m bench.strategy --minutes 5 --eval-games 40  # a short run (say so when you quote it)
 
 The shipped SmolLM2 + a fresh LoRA plays the game against itself in choice mode (each move drawn
 among the legal ones by the model's own probability of it, so every reply is legal and only
@@ -12,7 +12,7 @@ draw's entropy. The policies evaluated draw at the training temperature unless -
 says otherwise: that is the policy self-play optimises, and its checkpoints' spec.
 
 Kuhn poker (one hand per episode): after every step the live adapter's exact exploitability is
-computed (arena.exploitability: all 12 information sets scored in one engine batch). At the end:
+computed (evaluation.exploitability: all 12 information sets scored in one engine batch). At the end:
 the base's and the final adapter's exploitability, and --eval-games sampled hands of the final
 adapter against the base and against `bot` (the equilibrium), seats alternating; chips per hand
 with a 95% normal interval, hands won with Wilson's interval, and the exact expected chips beside
@@ -32,23 +32,18 @@ import argparse
 import asyncio
 import json
 import math
-import statistics
-import sys
 import time
 from pathlib import Path
 
+from arena.policy import make_policy
+from bench.head_to_head import GAME_OPTIONS, choice_policy, play_games
+from evaluation.exploitability import build_tree, chips_against, evaluate, infoset_labels, policy_strategy, uniform_strategy
+from games.registry import make_game
+from trainer.config import parse_config
+from trainer.run import Trainer
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from arena.exploitability import build_tree, chips_against, evaluate, infoset_labels, policy_strategy, uniform_strategy  # noqa: E402
-from arena.match import play_match  # noqa: E402
-from arena.policy import Policy, make_policy  # noqa: E402
-from games.registry import make_game  # noqa: E402
-from league.report_card import wilson  # noqa: E402
-from trainer.config import parse_config  # noqa: E402
-from trainer.run import Trainer  # noqa: E402
-
-GAMES = {"kuhn_poker": {"hands": 1}, "tictactoe": {}}  # each game's options: Kuhn is one hand per episode
 # Self-play's choice temperature per game. The base model checks and calls in Kuhn 99.5% of the time
 # at 1, so a GRPO group of one deal nearly always plays the same hand and has nothing to learn
 # from; at 5 it deviates about a quarter of the time. In Tic-Tac-Toe its draws are spread at 1.
@@ -64,7 +59,7 @@ def build_config(args: argparse.Namespace) -> dict:
         "base": "local",
         "seed": args.seed,
         "steps": 100_000,  # the time budget stops training
-        "games": [{"id": args.game, "options": GAMES[args.game]}],
+        "games": [{"id": args.game, "options": GAME_OPTIONS[args.game]}],
         "opponents": [{"kind": "self"}],
         "rollout": {
             "mode": "choice",
@@ -100,15 +95,6 @@ def build_config(args: argparse.Namespace) -> dict:
     }
 
 
-def choice_policy(adapter: str | None, temperature: float, name: str) -> Policy:
-    # Choice scoring runs on the hf engine (docs/architecture.md says why): starting vLLM too would
-    # cost start-up time and memory for nothing.
-    spec = f"hf:local+{adapter}" if adapter else "local"
-    policy = make_policy(f"{spec},engine=hf,mode=choice,obs=state,temperature={temperature:g}")
-    policy.name = name
-    return policy
-
-
 async def train(args: argparse.Namespace, tree: object | None) -> tuple[Trainer, Path, list[tuple[int, float]], float]:
     """Self-play for --minutes; with a game tree, the live adapter's exact exploitability after every step."""
     config = parse_config(build_config(args), "bench")
@@ -137,33 +123,6 @@ async def train(args: argparse.Namespace, tree: object | None) -> tuple[Trainer,
     trainer.learner.save_adapter(final)
     trainer.logger.close()
     return trainer, final, curve, time.perf_counter() - started
-
-
-async def play_games(game_id: str, subject: Policy, opponent: Policy, games: int, seed: int, in_flight: int) -> dict:
-    """`games` matches, subject in seat 0 on even ones; its mean score (chips per hand in Kuhn) with
-    a 95% normal interval, and the share won (Kuhn) or not lost (Tic-Tac-Toe) with Wilson's."""
-    semaphore = asyncio.Semaphore(in_flight)
-
-    async def one(i: int) -> float | None:
-        seat = i % 2
-        seats = [opponent, opponent]
-        seats[seat] = subject
-        async with semaphore:
-            record = await play_match(make_game(game_id, 2, **GAMES[game_id]), seats, seed + i // 2,
-                                      match_id=f"strategy-eval-{opponent.name}-{i}")
-        return float(record.outcome["scores"][seat]) if record.outcome else None
-
-    results = await asyncio.gather(*(one(i) for i in range(games)))
-    scores = [r for r in results if r is not None]
-    if not scores:
-        raise RuntimeError(f"none of the {games} evaluation games against {opponent.name} finished")
-    mean = statistics.fmean(scores)
-    half = 1.96 * statistics.stdev(scores) / math.sqrt(len(scores)) if len(scores) > 1 else float("nan")
-    # Kuhn: a hand is won when the subject gains chips; Tic-Tac-Toe: a game is not lost at 0.5 or 1
-    good = sum(s > 0 for s in scores) if game_id == "kuhn_poker" else sum(s >= 0.5 for s in scores)
-    low, high = wilson(good, len(scores))
-    return {"mean_score": round(mean, 4), "ci95": [round(mean - half, 4), round(mean + half, 4)], "games": len(scores),
-            "unfinished": games - len(scores), "good_rate": round(good / len(scores), 4), "good_rate_ci95": [round(low, 4), round(high, 4)]}
 
 
 def finite(value: float) -> float | None:
@@ -276,7 +235,7 @@ async def run_tictactoe(args: argparse.Namespace) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--game", choices=sorted(GAMES), default="kuhn_poker")
+    parser.add_argument("--game", choices=sorted(GAME_OPTIONS), default="kuhn_poker")
     parser.add_argument("--minutes", type=float, default=45.0, help="training time budget (the issue allows at most 45 on 2 cores)")
     parser.add_argument("--eval-games", type=int, default=None,
                         help="evaluation games (Kuhn: hands) against each opponent; default 400 for Kuhn, 200 for Tic-Tac-Toe")

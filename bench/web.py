@@ -21,7 +21,7 @@ leaderboard) in alternating rounds; the medians over rounds are compared. A seco
 endpoints are timed in process through ASGI (no sockets): the server's own cost per request,
 independent of the load generator, which on a small machine is itself a bottleneck.
 
-    .venv/bin/python bench/web.py [--matches 100000] [--clients 32] [--seconds 3] [--rounds 3]
+    .venv/bin/python -m bench.web [--matches 100000] [--clients 32] [--seconds 3] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -43,20 +43,19 @@ from dataclasses import asdict
 from datetime import timedelta
 from pathlib import Path
 
-from sqlalchemy import func, insert, select  # noqa: E402
+from sqlalchemy import func, insert, select
+
+from arena.match import play_match
+from arena.policy import make_policy
+from games.registry import make_game
+from league.db import FINISHED, MatchRow, TurnRow, utcnow
+from league.ratings import OnlineRatings, leaderboard
+from league.results import GameResult
+from league.runner import live_snapshot_rows
+from league.snapshots import checkpoints
+from league.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from arena.match import play_match  # noqa: E402
-from arena.policy import make_policy  # noqa: E402
-from games.registry import make_game  # noqa: E402
-from league.db import FINISHED, MatchRow, TurnRow, utcnow  # noqa: E402
-from league.ratings import OnlineRatings, leaderboard  # noqa: E402
-from league.results import GameResult  # noqa: E402
-from league.runner import live_snapshot_rows  # noqa: E402
-from league.snapshots import checkpoints  # noqa: E402
-from league.store import Store  # noqa: E402
 
 GAMES = ("tictactoe", "connect_four", "nim")
 POLICIES = 20

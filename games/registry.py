@@ -1,10 +1,11 @@
 """One registry of games, with ids users can type.
 
-Native games are discovered: every module in the `games` package that defines a `Game` subclass
-with an `id` is registered, so adding a game is adding one module. TextArena games are reached by
-`textarena:EnvId-v0` and resolved by the adapter (`games.textarena_adapter`), imported only when
-one is asked for (TextArena is slow to import). `UnknownGameError` lives in arena.game and is
-re-exported here, where callers look for it.
+Native games are registered explicitly, one line each in NATIVE_GAMES (as OpenSpiel's
+`register_game`): adding a game is its module plus its line here, and the list says at a glance what
+ships. tests/games/test_registry.py fails on a line whose module or class is gone and on a game
+module that has no line. TextArena games are reached by `textarena:EnvId-v0` and resolved by the
+adapter (`games.textarena_adapter`), imported only when one is asked for (TextArena is slow to
+import). `UnknownGameError` lives in arena.game and is re-exported here, where callers look for it.
 """
 
 from __future__ import annotations
@@ -12,14 +13,28 @@ from __future__ import annotations
 import difflib
 import importlib
 import inspect
-import pkgutil
 from functools import lru_cache
 from typing import Any
 
 from arena.game import Game, GameError, GameInfo, UnknownGameError
 
 TEXTARENA_PREFIX = "textarena:"
-_NOT_GAME_MODULES = {"registry", "textarena_adapter", "bots", "conformance"}  # helpers, not games: never imported to look for one
+
+# Every native game, "module:Class", one line each.
+NATIVE_GAMES = (
+    "games.battleship:Battleship",
+    "games.chess_game:Chess",
+    "games.connect_four:ConnectFour",
+    "games.kuhn_poker:KuhnPoker",
+    "games.leduc_holdem:LeducHoldem",
+    "games.liars_dice:LiarsDice",
+    "games.negotiation:Negotiation",
+    "games.nim:Nim",
+    "games.pig:Pig",
+    "games.prisoners_dilemma:PrisonersDilemma",
+    "games.sealed_bid_auction:SealedBidAuction",
+    "games.tictactoe:TicTacToe",
+)
 
 
 def normalise_id(game_id: str) -> str:
@@ -28,20 +43,29 @@ def normalise_id(game_id: str) -> str:
 
 @lru_cache(maxsize=1)
 def native_games() -> dict[str, type[Game]]:
-    """id -> class for every native game, discovered from the modules of this package."""
-    import games
-
+    """id -> class for every native game in NATIVE_GAMES (imported on first use)."""
     found: dict[str, type[Game]] = {}
-    for module_info in pkgutil.iter_modules(games.__path__):
-        if module_info.name.startswith("_") or module_info.name in _NOT_GAME_MODULES:
-            continue
-        module = importlib.import_module(f"games.{module_info.name}")
-        for _, obj in inspect.getmembers(module, inspect.isclass):
-            if issubclass(obj, Game) and obj.__module__ == module.__name__ and obj.id and not inspect.isabstract(obj):
-                if obj.id in found:
-                    raise GameError(f"two games share the id {obj.id!r}")
-                found[obj.id] = obj
+    for entry in NATIVE_GAMES:
+        cls = game_entry_class(entry)
+        if cls.id in found:
+            raise GameError(f"two games share the id {cls.id!r}")
+        found[cls.id] = cls
     return dict(sorted(found.items()))
+
+
+def game_entry_class(entry: str) -> type[Game]:
+    """The class a NATIVE_GAMES line names; GameError says what is wrong with a stale line."""
+    module_name, _, class_name = entry.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise  # the game's module exists but needs something missing: that error says what
+        raise GameError(f"games.registry.NATIVE_GAMES: {entry!r}: no module {module_name}") from None
+    cls = getattr(module, class_name, None)
+    if not (inspect.isclass(cls) and issubclass(cls, Game) and cls.id and not inspect.isabstract(cls)):
+        raise GameError(f"games.registry.NATIVE_GAMES: {entry!r} names no Game subclass with an id")
+    return cls
 
 
 def list_games(include_unavailable: bool = False, include_textarena: bool = True) -> list[GameInfo]:

@@ -4,7 +4,7 @@ GEM (`gem-llm`) is a gym for LLM agents: `reset(seed) -> (obs, info)` and
 `step(action) -> (obs, reward, terminated, truncated, info)` with text in and out, and wrappers
 that turn the episode into one growing chat. One episode is one seat of a match; the other seats
 are played in-process by policy specs (`random`, `bot`, `local`, `openai:...`) through
-`arena.seat_session`, the same single-seat view `arena serve-env` serves, so retries after invalid
+`arena.seat_environment`, the same single-seat view `arena serve-env` serves, so retries after invalid
 moves and forfeits are exactly a league match's.
 
 Observations are the league's prompt text (rules on the first turn, then the player's view, the
@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import gem
 from gem.core import Env
 
-from arena.seat_session import SeatView, SyncSeatSession
+from arena.seat_environment import SeatView, SyncSeatEnvironment
 from games.registry import list_games, make_game
 from interop.seat_prompt import first_text, parse_reply, reply_fields, turn_text
 
@@ -54,7 +54,7 @@ class ArenaGemEnv(Env):
         self.num_players = num_players
         self._next_seed = seed
         self.seed: int | None = None
-        self._session = SyncSeatSession(make_game=make_game, opponent_timeout=opponent_timeout)
+        self._environment = SyncSeatEnvironment(make_game=make_game, opponent_timeout=opponent_timeout)
         self._view: SeatView | None = None
 
     def reset(self, seed: int | None = None) -> tuple[str, dict[str, Any]]:
@@ -64,7 +64,7 @@ class ArenaGemEnv(Env):
             seed = self._next_seed if self._next_seed is not None else random.SystemRandom().randrange(2**31)
         self.seed = int(seed)
         self._next_seed = self.seed + 1
-        view = self._session.reset(
+        view = self._environment.reset(
             self.game_id,
             seed=self.seed,
             seat=self.seat,
@@ -80,7 +80,7 @@ class ArenaGemEnv(Env):
         if self._view is None or self._view.done:
             raise RuntimeError(f"{self.game_id}: the episode is over; call reset() to start another")
         parsed = parse_reply(str(action), self._view)
-        view = self._session.step(parsed.action, **reply_fields(str(action), parsed))
+        view = self._environment.step(parsed.action, **reply_fields(str(action), parsed))
         self._view = view
         info = self._info(view)
         info["move"], info["parse"] = parsed.action, parsed.method
@@ -96,17 +96,17 @@ class ArenaGemEnv(Env):
         rng = random.Random()
         if self._view.legal_moves:
             return f"[{rng.choice(self._view.legal_moves)}]"
-        game = self._session.session.game
+        game = self._environment.environment.game
         assert game is not None
         return game.random_move(self._view.player, rng)
 
     def close(self) -> None:
-        self._session.close()
+        self._environment.close()
 
     @property
     def record(self) -> Any:
         """The finished episode's MatchRecord (every turn, as a league stores it), or None."""
-        return self._session.record
+        return self._environment.record
 
     def _info(self, view: SeatView) -> dict[str, Any]:
         info: dict[str, Any] = {

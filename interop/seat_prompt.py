@@ -10,7 +10,7 @@ from typing import Callable
 
 from arena.llm.parsing import ParsedMove, parse_move
 from arena.llm.prompting import Mode, answer_format, legal_moves_line, rethinking_note
-from arena.seat_session import SeatView
+from arena.seat_environment import SeatView
 
 
 def intro(view: SeatView, game_name: str) -> str:
@@ -63,7 +63,7 @@ def parse_reply(reply: str, view: SeatView) -> ParsedMove:
 
 
 def reply_fields(reply: str, parsed: ParsedMove) -> dict[str, str | None]:
-    """`SeatSession.step`'s keywords for a parsed reply: the reply as written, the parse method,
+    """`SeatEnvironment.step`'s keywords for a parsed reply: the reply as written, the parse method,
     and the format feedback when no move was found (the game then counts an invalid attempt, as a
     league does, instead of receiving the unformatted text as a move)."""
     return {"raw": reply, "parse": parsed.method, "rejection": parsed.rejection}

@@ -7,7 +7,7 @@ every public method other than `reset`/`get_reward` to the model as a tool, runs
 calls until it stops calling them, then calls `get_reward()` once.
 
 Here the one tool is `make_move(move)`: it plays the model's move for its seat, the other seats are
-played in-process by policy specs (`bot`, `random`, ...) through `arena.seat_session` (the
+played in-process by policy specs (`bot`, `random`, ...) through `arena.seat_environment` (the
 single-seat view `arena serve-env`, GEM and verifiers share), and the tool answers with what the
 seat sees next, the game's feedback on a rejected move, or the result. Retries after invalid
 moves and forfeits are the league's. The reward is the seat's outcome score. A rollout that stops
@@ -38,7 +38,7 @@ from typing import Any, Callable, Coroutine, Sequence, TypeVar
 from arena.llm.prompting import Mode, TOOL_NAME, answer_format
 from arena.match import MatchRecord
 from arena.policy import PolicySpec
-from arena.seat_session import SeatSession, SeatView
+from arena.seat_environment import SeatEnvironment, SeatView
 from games.registry import make_game
 from interop.seat_prompt import intro, turn_text
 
@@ -64,14 +64,14 @@ def _run(coro: Coroutine[Any, Any, T]) -> T:
     return asyncio.run_coroutine_threadsafe(coro, _loop).result()
 
 
-async def _new_session(**kwargs: Any) -> SeatSession:
-    return SeatSession(**kwargs)  # built on the episodes' loop, so its asyncio objects belong to it
+async def _new_environment(**kwargs: Any) -> SeatEnvironment:
+    return SeatEnvironment(**kwargs)  # built on the episodes' loop, so its asyncio objects belong to it
 
 
-def _close_session(session: SeatSession) -> None:
+def _close_environment(environment: SeatEnvironment) -> None:
     # Not waited for: a garbage collection may run this on the loop's own thread.
     if _loop is not None and _loop.is_running():
-        asyncio.run_coroutine_threadsafe(session.close(), _loop)
+        asyncio.run_coroutine_threadsafe(environment.close(), _loop)
 
 
 class ArenaGameEnv:
@@ -100,9 +100,9 @@ class ArenaGameEnv:
             if PolicySpec.parse(spec).kind in REFUSED_KINDS:
                 raise ValueError(f"opponent {spec!r}: a human cannot play inside a training run")
         self._seat = int(seat)
-        self._session = _run(_new_session(make_game=make_game, name=name, opponent_timeout=opponent_timeout))
+        self._environment = _run(_new_environment(make_game=make_game, name=name, opponent_timeout=opponent_timeout))
         # TRL never closes its pooled environments: release the opponents when one is collected.
-        self._closer = weakref.finalize(self, _close_session, self._session)
+        self._closer = weakref.finalize(self, _close_environment, self._environment)
         self._closer.atexit = False  # at exit the process takes everything with it
         self._view: SeatView | None = None
         self._seed: int | None = None
@@ -124,7 +124,7 @@ class ArenaGameEnv:
         except (TypeError, ValueError):
             raise ValueError(f"{type(self).__name__}.reset: seed and seat must be integers, got seed={seed!r} seat={seat!r}") from None
         self._reward = None
-        self._view = _run(self._session.reset(
+        self._view = _run(self._environment.reset(
             self._game_id,
             seed=self._seed,
             seat=seat,
@@ -148,7 +148,7 @@ class ArenaGameEnv:
             raise RuntimeError("no game is running")
         if self._view.done:
             raise RuntimeError("the game is over; stop calling make_move")
-        self._view = _run(self._session.step(str(move)))
+        self._view = _run(self._environment.step(str(move)))
         return _turn_text(self._view)
 
     def get_reward(self) -> float:
@@ -160,7 +160,7 @@ class ArenaGameEnv:
         for _ in range(FINISH_LIMIT):
             if self._view.done:
                 break
-            self._view = _run(self._session.step(""))  # an empty reply: rejected, then the invalid-move rule
+            self._view = _run(self._environment.step(""))  # an empty reply: rejected, then the invalid-move rule
         self._reward = float(self._view.reward or 0.0)
         return self._reward
 
@@ -177,12 +177,12 @@ class ArenaGameEnv:
     @property
     def record(self) -> MatchRecord | None:
         """The finished episode's MatchRecord (every turn, as a league stores it), or None."""
-        return self._session.record
+        return self._environment.record
 
     @property
     def state(self) -> dict[str, Any]:
         """The episode's JSON state; the game's full state only once done (it holds the opponents' secrets)."""
-        return self._session.state()
+        return self._environment.state()
 
 
 def _tool_answer(legal_moves: list[str] | None) -> str:

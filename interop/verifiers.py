@@ -8,7 +8,7 @@ environment in Python; `vf-eval arena-verifiers --env.taskset.game kuhn_poker ..
 classes through the top-level `arena_verifiers` module (verifiers imports plugins by a dotless
 module name, so they cannot be found inside `interop`).
 
-Each episode runs `arena.seat_session` (the single-seat view shared with OpenEnv and GEM): the
+Each episode runs `arena.seat_environment` (the single-seat view shared with OpenEnv and GEM): the
 model's reply is parsed as the league's LLM policy parses it, invalid moves get the game's
 feedback and retries, and the finished MatchRecord can be written to a league store
 (`store=`), so the rewards verifiers reports can be checked against what our store records.
@@ -29,7 +29,7 @@ from typing import Any
 import verifiers.v1 as vf
 from verifiers.v1.harnesses.null import NullHarness
 
-from arena.seat_session import SeatSession, SeatView
+from arena.seat_environment import SeatEnvironment, SeatView
 from games.registry import make_game
 from interop.episode_store import store_episode
 from interop.seat_prompt import first_text, parse_reply, reply_fields, turn_text
@@ -101,8 +101,8 @@ class ArenaEnv(vf.Env[ArenaEnvConfig]):
 
     async def run(self, task: Any, agents: Any) -> None:
         info = task.data.info
-        session = SeatSession(make_game=make_game, name=PLAYER_NAME)
-        view: SeatView = await session.reset(
+        environment = SeatEnvironment(make_game=make_game, name=PLAYER_NAME)
+        view: SeatView = await environment.reset(
             info["game"],
             seed=info["seed"],
             seat=info["seat"],
@@ -120,7 +120,7 @@ class ArenaEnv(vf.Env[ArenaEnvConfig]):
                     # An empty reply is a move like any other: the game rejects it with feedback.
                     reply = segment.last_reply or ""
                     parsed = parse_reply(reply, view)
-                    view = await session.step(parsed.action, **reply_fields(reply, parsed))
+                    view = await environment.step(parsed.action, **reply_fields(reply, parsed))
                     text = turn_text(view)
                     if segment.terminated:
                         break
@@ -130,10 +130,10 @@ class ArenaEnv(vf.Env[ArenaEnvConfig]):
             trace.info["game"], trace.info["seed"] = info["game"], info["seed"]
             if view.done:
                 trace.info["outcome"] = view.outcome
-                if info["store"] and session.record is not None:  # the store is synchronous: off the loop
-                    await asyncio.to_thread(store_episode, info["store"], session.record)
+                if info["store"] and environment.record is not None:  # the store is synchronous: off the loop
+                    await asyncio.to_thread(store_episode, info["store"], environment.record)
         finally:
-            await session.close()
+            await environment.close()
 
 
 class ArenaChatHarness(NullHarness):

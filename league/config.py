@@ -21,8 +21,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from league.scheduling import GameSlot, Pairing, Scheduler, make_scheduler
 
-# Kinds the project provides even when their module is not importable here yet (arena.llm).
-SHIPPED_KINDS = ("random", "bot", "human", "local", "hf", "openai", "litellm")
 SCHEDULERS = ("round_robin", "swiss", "adaptive", "fixed")
 
 
@@ -170,7 +168,7 @@ def check_spec(spec: str) -> str | None:
         kind = PolicySpec.parse(spec).kind
     except PolicySpecError as exc:
         return str(exc)
-    kinds = set(known_kinds()) | set(SHIPPED_KINDS)
+    kinds = set(known_kinds())
     if kind in kinds:
         return None
     close = difflib.get_close_matches(kind, sorted(kinds), n=1, cutoff=0.4)

@@ -1,8 +1,7 @@
 """Matches played from outside the league runner (`arena serve-env` clients, browser play), stored
 as league matches so the leaderboard rates the outside players beside the league's own policies.
 
-Also resolves opponents named by league policy name, so a client can ask to play `champion`
-instead of spelling out its spec.
+Which opponents outsiders may name, league policies included, is league/opponent_pool.py's rule.
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ import uuid
 from dataclasses import dataclass
 
 from arena.match import MatchRecord
-from arena.policy import Policy, make_policy
 from league.snapshots import rerate
 from league.store import Store
 
@@ -53,15 +51,6 @@ class OutsidePlay:
         if self._league_id is None:
             self._league_id = self.store.open_league(self.league, {"source": self.source})
         return self._league_id
-
-    def named_policy(self, name: str) -> Policy | None:
-        """The league policy registered as `name`, built from its stored spec; None if there is none."""
-        row = self.store.policy(name)
-        if row is None or row.spec.startswith(CLIENT_SPEC_PREFIX):
-            return None
-        policy = make_policy(row.spec)
-        policy.name = row.name
-        return policy
 
     def reserved(self, name: str) -> str | None:
         """Why a client may not play under `name` (it belongs to a league policy), or None."""

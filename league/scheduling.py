@@ -9,7 +9,7 @@ Formulas and measurements: docs/ratings.md.
 - swiss: rounds; each round groups policies with similar scores (wins + half draws), avoiding
   rematches where possible; the next round is issued once the current one has finished.
 - fixed: an explicit list of matches (game, seats, seed) played in the order given; what a
-  frozen benchmark suite needs (league/suites), where nothing may depend on earlier results.
+  frozen benchmark suite needs (evaluation/suites), where nothing may depend on earlier results.
 - adaptive: each pairing goes to the group whose game is expected to shrink the uncertainty of the
   ranking most, under the Laplace posterior of the Bradley-Terry fit; the first seat goes to
   whoever is furthest below an even share of first seats in its own games.
@@ -284,7 +284,7 @@ class Adaptive:
     leaderboard shows. Within one call each pick shrinks the covariance as if it had been played, so
     a batch of matches in flight spreads over different pairs instead of repeating the best one.
     Multi-player groups grow from the best pair by adding the policy whose pairs with the group
-    score highest. Measured against the alternatives tried: docs/benchmarks.md, "Schedulers".
+    score highest. Measured against the alternatives tried: docs/experiments/adaptive-scheduling.md.
     """
 
     def __init__(self, games: Sequence[GameSlot], policies: Sequence[str], budget: int, seed: int) -> None:

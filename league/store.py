@@ -81,6 +81,16 @@ def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
+def shown_url(url: Any) -> str:
+    """A store's URL (a string or SQLAlchemy URL) for messages and pages: SQLAlchemy hides the
+    password, `redact` the rest (a token in the query string, user-info it did not parse as a
+    password). Something that is no URL at all is shown as nothing of itself."""
+    try:
+        return redact(make_url(url).render_as_string(hide_password=True))
+    except Exception:  # noqa: BLE001 - not a URL: show nothing of it
+        return "(unparsable URL)"
+
+
 def store_exists(url: str | None = None) -> bool:
     """Is there a league store at `url` already? Commands that only read check this first, so a
     mistyped URL is reported instead of silently becoming a new empty database (opening a Store
@@ -443,9 +453,8 @@ class Store:
             return list(s.scalars(query.order_by(RatingSnapshotRow.after_matches, RatingSnapshotRow.rank, RatingSnapshotRow.policy)))
 
     def _safe_url(self) -> str:
-        """The store's URL for messages and pages: SQLAlchemy hides the password, `redact` the rest
-        (a token in the query string, user-info it did not parse as a password)."""
-        return redact(self.engine.url.render_as_string(hide_password=True))
+        """The store's URL for messages and pages (`shown_url`)."""
+        return shown_url(self.engine.url)
 
 
 _TURN_FIELDS = tuple(TurnRecord.__dataclass_fields__)

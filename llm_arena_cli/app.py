@@ -1,8 +1,9 @@
 """The `arena` command: the composition root above every package it puts together. Each package adds
-its own commands through a `register(app)` function (league, web, trainer, serve-model), so this
-file stays about games and single matches.
+its own commands through a `register(app)` function (league, evaluation, web, trainer, serve-env,
+serve-model), so this file stays about games and single matches.
 
-Errors users can cause (a wrong game id, a bad policy spec, a bad config) print one line and exit 2.
+Errors users can cause (a wrong game id, a bad policy spec, a bad config) are raised as
+`arena.user_errors.UsageError` by whichever command meets them; the root group prints one line and exits 2.
 """
 
 from __future__ import annotations
@@ -10,26 +11,41 @@ from __future__ import annotations
 import asyncio
 import importlib
 import re
-import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 from rich.console import Console
-from rich.panel import Panel
 from rich.table import Table
+from typer.core import TyperGroup
 
 from arena.redaction import install_log_redaction, redact
-from arena.user_errors import UsageError, err_console, fail
+from arena.user_errors import UsageError, fail
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+class _ReportsUsageErrors(TyperGroup):
+    """The root command group: a `UsageError` raised by any command, of any package's group,
+    becomes one line on stderr and exit code 2."""
+
+    def invoke(self, ctx):  # type: ignore[no-untyped-def]
+        try:
+            return super().invoke(ctx)
+        except UsageError as exc:
+            err_console.print(f"error: {redact(exc)}", markup=False, soft_wrap=True)  # redacted again: cheap, and sure
+            raise typer.Exit(code=2) from None
+
 
 app = typer.Typer(
+    cls=_ReportsUsageErrors,
     name="arena",
     help="Multi-agent text games for language models: play, league, leaderboard, self-play training.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console(highlight=False)
 
 
 @app.callback()
@@ -43,7 +59,7 @@ def _global_options(
     quiet_torch_logs()
 
 # Modules that add commands; each defines register(app). Missing ones are skipped.
-COMMAND_MODULES = ("league.cli", "web.cli", "trainer.cli", "serve_model.cli", "envserver.cli", "llm_arena_cli.eval_group")
+COMMAND_MODULES = ("league.cli", "web.cli", "trainer.cli", "serve_model.cli", "serve_env.cli", "evaluation.cli")
 
 
 NAME_MIN_WIDTH = 12  # the longest word of a native game's name ("Negotiation", "Prisoner's")
@@ -111,11 +127,11 @@ def play_command(
     """
     from arena.match import play_match
     from arena.policy import PolicySpecError, make_policy
-    from arena.render import TurnPrinter, print_final_view, print_result
+    from llm_arena_cli.render import TurnPrinter, print_final_view, print_result
     from games.registry import UnknownGameError, make_game
 
-    # One match: start-up dominates. Measured on 2 cores (docs/benchmarks.md, time to first move of
-    # `arena play tictactoe -p local -p bot`, median of 3): hf 8.0 s, vLLM 37.6 s; the whole match
+    # One match: start-up dominates. Measured on 2 cores (docs/experiments/vllm-vs-hf-engine.md, time
+    # to first move of `arena play tictactoe -p local -p bot`, median of 3): hf 8.0 s, vLLM 37.6 s; the whole match
     # too (35.5 s vs 51.7 s). So the hf engine is what local policies without engine= get here.
     defaults = {"engine": ("hf", "measured faster to a first move (8 s vs 38 s for vLLM, start-up included)")}
 
@@ -125,7 +141,7 @@ def play_command(
         raise fail(str(exc))
     except Exception as exc:  # wrong player count, unavailable TextArena game, ...
         raise fail(f"{game}: {exc}")
-    from llm_arena_cli.signs_of_life import make_with_loading_sign, with_thinking_signs
+    from llm_arena_cli.spinner import make_with_loading_sign, with_thinking_signs
 
     try:
         policies = [make_with_loading_sign(console, spec, lambda text: make_policy(text, defaults)) for spec in policy]
@@ -169,7 +185,7 @@ def replay_command(
     import json
 
     from arena.match import MatchRecord, RecordFormatError
-    from arena.render import print_record
+    from llm_arena_cli.render import print_record
 
     if not path.exists():
         raise fail(f"{path}: no such file")
@@ -198,11 +214,7 @@ _register_command_modules()
 
 def main() -> None:
     install_log_redaction()
-    try:
-        app()
-    except UsageError as exc:
-        err_console.print(f"error: {redact(exc)}", markup=False)
-        sys.exit(2)
+    app()
 
 
 if __name__ == "__main__":

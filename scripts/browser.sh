@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Debian's headless Chromium for the browser tests (tests/web/test_browser.py, test_xss.py).
-# Playwright's own browser download cannot work offline; Playwright drives /usr/bin/chromium instead
-# (see /work/shared/SERVICES.md). Installs it with apt-get when missing and we are root; otherwise
+# Playwright's own browser download cannot work offline; Playwright drives Debian's /usr/bin/chromium
+# instead (package `chromium`). Installs it with apt-get when missing and we are root; otherwise
 # says so and the browser tests skip (unless ARENA_REQUIRE_SERVICES=1, as in CI).
 set -euo pipefail
 if [ -x /usr/bin/chromium ]; then exit 0; fi

@@ -1,5 +1,5 @@
 """Fit a suite's anchors once, at its release: play the references among themselves on every game
-and seed of the full suite (league/suites.anchor_league), fit the pooled Bradley-Terry ratings and
+and seed of the full suite (evaluation/suites.anchor_league), fit the pooled Bradley-Terry ratings and
 print them, with the fit's provenance, as the YAML to paste into the suite file. Run it only for a
 suite not yet released; on a released suite it re-plays (or re-reads) the tournament to check the
 frozen anchors and changes nothing.
@@ -22,10 +22,10 @@ import sys
 import yaml
 
 from arena.redaction import redact
-from league.anchored import fit_anchors
+from evaluation.anchored import fit_anchors
+from evaluation.suites import anchor_league, load_suite
 from league.runner import run_league
 from league.store import Store
-from league.suites import anchor_league, load_suite
 
 
 def machine() -> str:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Node for the JavaScript example agent's test (tests/env/test_http_agents.py runs
+# Node for the JavaScript example agent's test (tests/test_http_agents.py runs
 # examples/agents/node_agent.js in a real league). Installs Debian's nodejs with apt-get when node
 # is missing and we are root; otherwise says so and that test skips (unless
 # ARENA_REQUIRE_SERVICES=1, as in CI, where it fails instead).

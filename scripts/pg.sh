@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A throw-away PostgreSQL 15 on 127.0.0.1 and a free port, for the tests (see /work/shared/SERVICES.md).
+# A throw-away PostgreSQL 15 (Debian's package) on 127.0.0.1 and a free port, for the tests.
 #   scripts/pg.sh run CMD ARGS...    start it, run CMD with ARENA_TEST_PG_URL set, ALWAYS stop it
 #   eval "$(scripts/pg.sh start)"    start it; prints exports of ARENA_TEST_PG_URL and ARENA_TEST_PG_DIR
 #   scripts/pg.sh stop DIR           stop it and delete its data folder

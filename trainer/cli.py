@@ -19,7 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from arena.redaction import redact
 from arena.user_errors import fail
-from league.cli import register_export_kind
+from league.cli.export import register_export_kind
 
 err = Console(stderr=True, highlight=False)
 console = Console(highlight=False)
@@ -62,16 +62,14 @@ def register(app: typer.Typer) -> None:
         try:
             settings = load_config(config)
         except TrainConfigError as exc:
-            err.print(f"error: {redact(exc)}", markup=False, soft_wrap=True)
-            raise typer.Exit(code=2)
+            raise fail(str(exc))
         try:
             asyncio.run(_train(settings, resume=resume, use_wandb=False if no_wandb else None))
         except KeyboardInterrupt:
             err.print(f"interrupted; continue with: arena train {config} --resume", markup=False)
             raise typer.Exit(code=130)
         except ValueError as exc:  # TrainError, ModelNotAvailable, bad LoRA targets: one line
-            err.print(f"error: {redact(str(exc).splitlines()[0]) if str(exc) else type(exc).__name__}", markup=False, soft_wrap=True)
-            raise typer.Exit(code=2)
+            raise fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
 
 
 async def _train(settings: Any, *, resume: bool, use_wandb: bool | None) -> None:

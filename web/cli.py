@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-DB_HELP = "SQLAlchemy URL of the league store, e.g. sqlite:///arena.db (default: $ARENA_DB, else sqlite:///arena.db)."
+from league.cli.store_option import DB_HELP
 
 
 def web_command(
@@ -31,14 +31,11 @@ def web_command(
     """
     import uvicorn
 
-    from sqlalchemy import make_url
-
-    from arena.redaction import redact
+    from arena.user_errors import UsageError, fail
     from league.db import default_db_url
-    from league.store import store_exists
+    from league.store import shown_url, store_exists
     from web.app import create_app
 
-    err = typer.echo
     play_config = None
     if play or play_allow:
         from web.play import PlayConfig
@@ -48,21 +45,17 @@ def web_command(
                 raise ValueError("--play-allow needs --play (the Play page is off without it)")
             play_config = PlayConfig.build(play_allow, league=play_league, max_sessions=play_sessions)
         except ValueError as exc:
-            err(f"error: {exc}", err=True)
-            raise typer.Exit(code=2)
+            raise fail(str(exc))
     try:
         if not store_exists(db):  # read-only: a mistyped URL must not become a new empty store
-            shown = redact(make_url(db or default_db_url()).render_as_string(hide_password=True))  # and tokens in the query
-            err(f"error: no league store at {shown} (check --db; `arena league run CONFIG --db URL` starts one)", err=True)
-            raise typer.Exit(code=2)
+            raise fail(f"no league store at {shown_url(db or default_db_url())} (check --db; `arena league run CONFIG --db URL` starts one)")
         app = create_app(db, cors_origins=cors_origin or None, refresh_s=refresh, play=play_config)
-    except typer.Exit:
+    except UsageError:
         raise
     except Exception as exc:  # noqa: BLE001 - an unreachable or unreadable store is one line
         detail = str(exc).splitlines()[0][:200] if str(exc) else ""
-        # A driver's or SQLAlchemy's message may quote the URL it could not use, password and all.
-        err(redact(f"error: cannot open the league store: {type(exc).__name__}: {detail}"), err=True)
-        raise typer.Exit(code=2)
+        # A driver's or SQLAlchemy's message may quote the URL it could not use, password and all (fail redacts it).
+        raise fail(f"cannot open the league store: {type(exc).__name__}: {detail}")
     typer.echo(f"arena web: http://{host}:{port}/  (store: {app.state.data.store._safe_url()}; writes {'enabled' if os.environ.get('ARENA_WEB_TOKEN') else 'disabled'})")
     if play_config is not None:
         typer.echo(f"play: http://{host}:{port}/play  (opponents: {', '.join(sorted(play_config.allowed_kinds))} and league policies of those kinds; "

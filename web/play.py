@@ -1,14 +1,15 @@
-"""Browser play (`arena web --play`): a visitor's match is one `arena.seat_session.SeatSession`, the
-same single-seat session `arena serve-env` serves, so moves, retries after invalid moves, forfeits
+"""Browser play (`arena web --play`): a visitor's match is one `arena.seat_environment.SeatEnvironment`, the
+same single-seat environment `arena serve-env` serves, so moves, retries after invalid moves, forfeits
 and the finished `MatchRecord` are the league's own. Finished matches are stored through
 `league.outside_play.OutsidePlay` (as serve-env stores its episodes) and rated under the
 visitor's name.
 
 What a visitor may ask for is bounded, because the page is open to anyone who can reach it:
-- opponents are `bot` and `random` (scripted, cheap), league policies by name, and specs of the
-  kinds the operator adds with `--play-allow` (LLM kinds spend compute; `http` would let a visitor
-  make the server call any URL); a league policy is served only if its kind is allowed too;
-- a session limit, idle sessions closed, moves and names capped and checked.
+- opponents follow the rules every server applies to outsiders (`league.opponent_pool`): `bot`
+  and `random`, league policies by name, and specs of the kinds the operator adds with
+  `--play-allow` (LLM kinds spend compute; `http` would let a visitor make the server call any
+  URL); a league policy is served only if its kind is allowed too;
+- a limit on games in play, idle games closed, moves and names capped and checked.
 """
 
 from __future__ import annotations
@@ -18,29 +19,27 @@ import logging
 import random
 import re
 import secrets
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from arena.game import GameInfo
-from arena.policy import Policy, PolicySpec, PolicySpecError, make_policy
+from arena.policy import Policy, PolicySpec, PolicySpecError
 from arena.redaction import redact
-from arena.seat_session import SeatSession, SeatView, SessionError
+from arena.seat_environment import SeatEnvironment, SeatView, SeatEnvironmentError
 from games.registry import list_games, make_game
-from league.outside_play import CLIENT_SPEC_PREFIX, OutsidePlay
+from league.opponent_pool import SCRIPTED_KINDS, OpponentPool, PoolFull, allowed_kinds
+from league.outside_play import OutsidePlay
 from league.store import Store
 
 log = logging.getLogger(__name__)
 
-SCRIPTED_KINDS = ("bot", "random")  # always served: no model, no network, no file
-NEVER_SERVED = frozenset({"human"})  # would read the server's terminal
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,39}")
 NAME_RULE = "1-40 characters: letters, digits, space, '.', '_', '-', starting with a letter or digit"
 # Names that read as policy specs would confuse the board and the stored match.
 RESERVED_NAMES = frozenset({"bot", "random", "human", "local", "client"})
 MAX_TEXT_CHARS = 20_000  # of a view; TextArena views hold the whole log, so the newest end is kept
-MAX_SHARED_POLICIES = 16  # distinct non-scripted opponents held at once (each may hold a model)
+ALLOW_HINT = "the operator adds kinds with `arena web --play --play-allow KIND`"
 
 
 class PlayError(Exception):
@@ -55,7 +54,7 @@ class PlayError(Exception):
 class PlayConfig:
     """What the operator decides (`arena web --play ...`)."""
 
-    allowed_kinds: frozenset[str] = frozenset(SCRIPTED_KINDS)
+    allowed_kinds: frozenset[str] = SCRIPTED_KINDS
     league: str = "web-play"  # the league finished matches join
     max_sessions: int = 32
     idle_timeout_s: float = 600.0
@@ -69,22 +68,12 @@ class PlayConfig:
         league = kwargs.get("league", cls.league)
         if not league.strip() or len(league) > 100:
             raise ValueError(f"--play-league {league[:100]!r}: a league name is 1-100 characters")
-        extra = {kind.strip().lower() for kind in allow or []}
-        if extra - set(SCRIPTED_KINDS):
-            from arena.policy import known_kinds  # imports the LLM kinds: only when asked for
-
-            kinds = known_kinds()
-            for kind in sorted(extra):
-                if kind in NEVER_SERVED:
-                    raise ValueError(f"--play-allow {kind}: a {kind} policy would read this server's terminal")
-                if kind not in kinds:
-                    raise ValueError(f"--play-allow {kind}: no such policy kind (kinds: {', '.join(sorted(kinds))})")
-        return cls(allowed_kinds=frozenset(SCRIPTED_KINDS) | frozenset(extra), **kwargs)
+        return cls(allowed_kinds=allowed_kinds(allow or [], "--play-allow"), **kwargs)
 
     @property
     def typed_specs(self) -> bool:
         """Whether visitors may type a spec (only worth it when kinds beyond bot/random are allowed)."""
-        return bool(self.allowed_kinds - set(SCRIPTED_KINDS))
+        return bool(self.allowed_kinds - SCRIPTED_KINDS)
 
 
 def check_name(name: str) -> str:
@@ -98,13 +87,13 @@ def check_name(name: str) -> str:
 
 
 @dataclass
-class PlaySession:
-    """One visitor's match."""
+class BrowserGame:
+    """One visitor's game in the browser: its seat environment, who plays it, and what the page last showed."""
 
     id: str
     name: str
     opponent: str | None  # None in a one-player game
-    session: SeatSession
+    environment: SeatEnvironment
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     last_used: float = field(default_factory=time.monotonic)
     view: SeatView | None = None
@@ -120,15 +109,14 @@ class PlaySession:
 
 
 class PlayRoom:
-    """Every visitor's session, the opponents they may ask for, and where finished matches go."""
+    """Every visitor's game, the opponents they may ask for, and where finished matches go."""
 
     def __init__(self, config: PlayConfig, store: Store) -> None:
         self.config = config
         self.store = store
         self.outside = OutsidePlay(store, config.league, source="web-play")
-        self.sessions: dict[str, PlaySession] = {}
-        self._shared: dict[str, Policy] = {}  # non-scripted opponents, one object per spec (one model load)
-        self._shared_lock = threading.Lock()  # _policy runs in worker threads
+        self.games_in_play: dict[str, BrowserGame] = {}  # by the id the page holds
+        self.opponents = OpponentPool(config.allowed_kinds, outside=self.outside, allow_hint=ALLOW_HINT)
         self._sweeper: asyncio.Task[None] | None = None
         self._games: list[GameInfo] | None = None
 
@@ -142,19 +130,13 @@ class PlayRoom:
         """(name, kind) of every league policy a visitor may play against (reads the store)."""
         found = []
         for row in self.store.policies():
-            if row.spec.startswith(CLIENT_SPEC_PREFIX):
-                continue  # an outside player (serve-env client, visitor): nothing the server can play
-            try:
-                kind = PolicySpec.parse(row.spec).kind
-            except PolicySpecError:
-                continue
-            if kind in self.config.allowed_kinds and kind not in NEVER_SERVED:
-                found.append((row.name, kind))
+            if self.opponents.serves_league_policy(row.spec):
+                found.append((row.name, PolicySpec.parse(row.spec).kind))
         return sorted(found, key=lambda item: item[0].lower())
 
     # ---- the visitor's API -------------------------------------------------------------------------
     async def start(self, *, game: str, opponent: str | None, name: str, players: int | None = None,
-                    seat: int = 0, seed: int | None = None) -> PlaySession:
+                    seat: int = 0, seed: int | None = None) -> BrowserGame:
         name = check_name(name)
         if await asyncio.to_thread(self.outside.reserved, name):  # its text names the policy's spec: not for visitors
             raise PlayError(422, f"name {name!r} belongs to a league policy; choose another name")
@@ -173,41 +155,41 @@ class PlayRoom:
             resolved[opponent] = await asyncio.to_thread(self._policy, opponent)
             opponents = [opponent] * (players - 1)
         self._make_room()
-        entry = PlaySession(
+        entry = BrowserGame(
             id=secrets.token_urlsafe(18), name=name, opponent=None if solo else opponent,
-            session=SeatSession(make_game=make_game, name=name, resolve_policy=resolved.__getitem__,
+            environment=SeatEnvironment(make_game=make_game, name=name, resolve_policy=resolved.__getitem__,
                                 opponent_timeout=self.config.opponent_timeout_s, owns_opponents=False),
             seed=random.SystemRandom().randrange(2**31) if seed is None else seed,
         )
-        self.sessions[entry.id] = entry  # holds its slot while the opponents make their first moves
+        self.games_in_play[entry.id] = entry  # holds its slot while the opponents make their first moves
         try:
             async with entry.lock:
-                view = await entry.session.reset(game, seed=entry.seed, seat=seat, opponents=opponents,
+                view = await entry.environment.reset(game, seed=entry.seed, seat=seat, opponents=opponents,
                                                  num_players=players if solo else None)
                 await self._advanced(entry, view)
-        except SessionError as exc:
-            self.sessions.pop(entry.id, None)
-            await entry.session.close()
+        except SeatEnvironmentError as exc:
+            self.games_in_play.pop(entry.id, None)
+            await entry.environment.close()
             raise PlayError(400, str(exc)) from None
         except BaseException:
-            self.sessions.pop(entry.id, None)
-            await entry.session.close()
+            self.games_in_play.pop(entry.id, None)
+            await entry.environment.close()
             raise
         entry.rules = view.rules
         policy_names = [resolved[o].name for o in opponents]
         entry.players = policy_names[:seat] + [name] + policy_names[seat:]
         return entry
 
-    async def move(self, session_id: str, move: str) -> PlaySession:
+    async def move(self, session_id: str, move: str) -> BrowserGame:
         entry = self.get(session_id)
         if len(move) > self.config.max_move_chars:
             raise PlayError(422, f"move: {len(move)} characters, over the limit of {self.config.max_move_chars}")
-        # Shielded: a visitor who leaves mid-move must not leave the session between two views.
+        # Shielded: a visitor who leaves mid-move must not leave the game between two views.
         await asyncio.shield(self._step(entry, move))
         return entry
 
-    def get(self, session_id: str) -> PlaySession:
-        entry = self.sessions.get(session_id)
+    def get(self, session_id: str) -> BrowserGame:
+        entry = self.games_in_play.get(session_id)
         if entry is None or entry.closed:
             raise PlayError(404, "no such game: it ended, was closed after "
                                  f"{self.config.idle_timeout_s:g} s without a move, or the server restarted; start a new game")
@@ -215,7 +197,7 @@ class PlayRoom:
         return entry
 
     async def close(self, session_id: str) -> None:
-        entry = self.sessions.pop(session_id, None)
+        entry = self.games_in_play.pop(session_id, None)
         if entry is not None:
             await self._close(entry)
 
@@ -226,23 +208,18 @@ class PlayRoom:
     async def shutdown(self) -> None:
         if self._sweeper is not None:
             self._sweeper.cancel()
-        for entry in list(self.sessions.values()):
+        for entry in list(self.games_in_play.values()):
             await self._close(entry)
-        self.sessions.clear()
-        policies, self._shared = list(self._shared.values()), {}
-        for policy in policies:
-            try:
-                await policy.close()
-            except Exception as exc:  # noqa: BLE001 - shutting down: report and go on closing
-                log.warning("closing %s failed: %s", policy.spec, exc)
+        self.games_in_play.clear()
+        await self.opponents.close()
         await asyncio.to_thread(self.outside.flush)
 
     async def sweep(self) -> int:
-        """Close sessions idle longer than the timeout (not those answering a move); returns how many."""
+        """Close games idle longer than the timeout (not those answering a move); returns how many."""
         cutoff = time.monotonic() - self.config.idle_timeout_s
-        idle = [e for e in self.sessions.values() if e.last_used < cutoff and not e.lock.locked()]
+        idle = [e for e in self.games_in_play.values() if e.last_used < cutoff and not e.lock.locked()]
         for entry in idle:
-            self.sessions.pop(entry.id, None)
+            self.games_in_play.pop(entry.id, None)
             await self._close(entry)
         return len(idle)
 
@@ -252,27 +229,27 @@ class PlayRoom:
             await asyncio.sleep(every)
             try:
                 await self.sweep()
-            except Exception:  # noqa: BLE001 - the sweeper must outlive one bad session
-                log.exception("play: sweeping idle sessions failed")
+            except Exception:  # noqa: BLE001 - the sweeper must outlive one bad game
+                log.exception("play: sweeping idle games failed")
 
     def _make_room(self) -> None:
-        """Free a slot for a new session: finished games go first (oldest first), then refuse."""
-        if len(self.sessions) < self.config.max_sessions:
+        """Free a slot for a new game: finished games go first (oldest first), then refuse."""
+        if len(self.games_in_play) < self.config.max_sessions:
             return
-        finished = sorted((e for e in self.sessions.values() if e.view is not None and e.view.done and not e.lock.locked()),
+        finished = sorted((e for e in self.games_in_play.values() if e.view is not None and e.view.done and not e.lock.locked()),
                           key=lambda e: e.last_used)
         if not finished:
             raise PlayError(503, f"the server is at its limit of {self.config.max_sessions} games in play; try again in a few minutes")
         entry = finished[0]
-        self.sessions.pop(entry.id, None)
-        entry.closed = True  # its SeatSession holds no task: the match is over
+        self.games_in_play.pop(entry.id, None)
+        entry.closed = True  # its SeatEnvironment holds no task: the match is over
 
-    async def _close(self, entry: PlaySession) -> None:
+    async def _close(self, entry: BrowserGame) -> None:
         entry.closed = True
         try:
-            await entry.session.close()
+            await entry.environment.close()
         except Exception as exc:  # noqa: BLE001 - closing is best effort
-            log.warning("play: closing session failed: %s", exc)
+            log.warning("play: closing a game failed: %s", exc)
 
     # ---- internals ---------------------------------------------------------------------------------
     def _policy(self, spec: str) -> Policy:
@@ -280,57 +257,35 @@ class PlayRoom:
         in a worker thread: it reads the store)."""
         if len(spec) > 200:
             raise PlayError(422, "opponent: over 200 characters")
-        with self._shared_lock:
-            shared = self._shared.get(spec)
-            if shared is not None:
-                return shared
-            return self._build(spec)
-
-    def _build(self, spec: str) -> Policy:
-        allowed = ", ".join(sorted(self.config.allowed_kinds))
-        row = self.store.policy(spec)
         try:
-            if row is not None and row.spec.startswith(CLIENT_SPEC_PREFIX):
-                raise PlayError(400, f"opponent {spec!r} is an outside player (a visitor or serve-env client), not a policy this server can play")
-            kind = PolicySpec.parse(row.spec if row is not None else spec).kind
-            if kind in NEVER_SERVED or kind not in self.config.allowed_kinds:
-                what = f"league policy {spec!r} is a {kind!r} policy" if row is not None else f"opponent {spec!r}: policy kind {kind!r}"
-                raise PlayError(400, f"{what}, which this server does not play for visitors (allowed kinds: {allowed}; "
-                                     f"the operator adds kinds with `arena web --play --play-allow KIND`)")
-            policy = self.outside.named_policy(spec) if row is not None else make_policy(spec)
+            return self.opponents.get(spec)
+        except PoolFull as exc:
+            raise PlayError(503, str(exc)) from None
         except PolicySpecError as exc:
-            raise PlayError(400, f"opponent: {exc}") from None
-        if policy is None:  # the row vanished between the two reads
-            raise PlayError(400, f"opponent {spec!r}: no such league policy")
-        if policy.provider == "scripted":
-            return policy  # cheap and stateless: not worth a slot among the shared ones
-        if len(self._shared) >= MAX_SHARED_POLICIES:
-            raise PlayError(503, f"this server already holds {MAX_SHARED_POLICIES} distinct opponents; choose one already in play")
-        self._shared[spec] = policy
-        return policy
+            raise PlayError(400, f"opponent {spec!r}: {exc}") from None
 
-    async def _step(self, entry: PlaySession, move: str) -> None:
+    async def _step(self, entry: BrowserGame, move: str) -> None:
         async with entry.lock:
             if entry.closed:
                 raise PlayError(404, "no such game: it was closed; start a new game")
             if entry.view is not None and entry.view.done:
                 raise PlayError(409, "this game is over; start a new one")
             try:
-                view = await entry.session.step(move)
-            except SessionError as exc:
+                view = await entry.environment.step(move)
+            except SeatEnvironmentError as exc:
                 raise PlayError(409, str(exc)) from None
             await self._advanced(entry, view)
 
-    async def _advanced(self, entry: PlaySession, view: SeatView) -> None:
+    async def _advanced(self, entry: BrowserGame, view: SeatView) -> None:
         entry.view = view
         entry.touch()
         if view.done:
             await self._store(entry)
 
-    async def _store(self, entry: PlaySession) -> None:
-        record = entry.session.record
+    async def _store(self, entry: BrowserGame) -> None:
+        record = entry.environment.record
         # A one-player game (the visitor alone) rates nothing; an aborted match has no outcome.
-        if record is None or entry.session.hot_seat or record.outcome is None:
+        if record is None or entry.environment.hot_seat or record.outcome is None:
             return
         try:
             match_id = await asyncio.to_thread(self.outside.record, record)
@@ -340,7 +295,7 @@ class PlayRoom:
             entry.store_error = "the result could not be stored (the server's log says why)"
 
 
-def view_out(entry: PlaySession, league: str) -> dict[str, Any]:
+def view_out(entry: BrowserGame, league: str) -> dict[str, Any]:
     """What the page gets: the seat's view (the game's text, newest end kept), the moves, the
     feedback, and once done the result from the visitor's seat."""
     view = entry.view
@@ -350,14 +305,14 @@ def view_out(entry: PlaySession, league: str) -> dict[str, Any]:
         cut = len(text) - MAX_TEXT_CHARS
         text = text[cut:]
     result, rank = None, None
-    if view.done and view.outcome and not entry.session.hot_seat and view.status == "finished":
+    if view.done and view.outcome and not entry.environment.hot_seat and view.status == "finished":
         ranks = list(view.outcome.get("ranks") or [])
         if len(ranks) > view.seat:
             rank = int(ranks[view.seat])
             result = "draw" if len(set(ranks)) == 1 else ("win" if rank == 1 else "loss")
     return {
         "id": entry.id, "game_id": view.game_id, "seed": entry.seed, "seat": view.seat, "name": entry.name,
-        "opponent": entry.opponent, "players": list(entry.players), "solo": entry.session.hot_seat,
+        "opponent": entry.opponent, "players": list(entry.players), "solo": entry.environment.hot_seat,
         "player": view.player, "role": view.role, "text": text, "text_cut": cut, "legal_moves": view.legal_moves,
         "feedback": view.feedback, "turn": view.turn, "attempt": view.attempt, "done": view.done, "status": view.status,
         "outcome": view.outcome, "reward": view.reward, "result": result, "rank": rank, "rules": entry.rules,

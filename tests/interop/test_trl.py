@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.seat_session import SessionError
+from arena.seat_environment import SeatEnvironmentError
 from interop.trl import ArenaGameEnv, environment_factory
 
 MOVES = ("check", "bet", "call", "fold")  # every Kuhn move, legal or not at a given turn
@@ -171,9 +171,9 @@ def test_env_forfeits_an_abandoned_episode_by_the_games_rule() -> None:
 def test_bad_setups_fail_early_in_one_line() -> None:
     with pytest.raises(Exception, match="unknown game 'kuhn'"):
         environment_factory("kuhn")
-    with pytest.raises(SessionError, match="seat 2 does not exist"):
+    with pytest.raises(SeatEnvironmentError, match="seat 2 does not exist"):
         environment_factory("kuhn_poker", opponents=["bot"], seat=2)
-    with pytest.raises(SessionError, match="unknown policy 'bott'"):
+    with pytest.raises(SeatEnvironmentError, match="unknown policy 'bott'"):
         environment_factory("kuhn_poker", opponents=["bott"])
     with pytest.raises(ValueError, match="needs opponents"):
         environment_factory("kuhn_poker", opponents=[])

@@ -48,7 +48,7 @@ class ReplayedReplies(Policy):
 
 
 def replay(replies: list[str], seed: int) -> tuple[MatchRecord, ReplayedReplies]:
-    """The episode again, without verifiers, SeatSession or the store: a fresh game and a fresh
+    """The episode again, without verifiers, SeatEnvironment or the store: a fresh game and a fresh
     bot under `play_match` (whose seeds depend on the match seed and seat only)."""
     seat = ReplayedReplies(replies)
     record = asyncio.run(play_match(make_game("kuhn_poker", **OPTIONS), [seat, make_policy("bot")], seed))

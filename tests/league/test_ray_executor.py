@@ -19,17 +19,11 @@ import ray
 from league.config import GameEntry, LeagueConfig, PolicyEntry
 from league.ratings import leaderboard
 from league.ray_executor import RayExecutor
-from league.runner import InProcessExecutor, build_scheduler, run_league
+from league.runner import InProcessExecutor, run_league
 from league.store import MatchRow, Store, TurnRow
-from tests.services import local_ray
+from tests.league.conftest import scheduled_keys
 
 TASK_TITLE = b"ray::_play_task"  # Ray sets a worker's process title to the task it runs
-
-
-@pytest.fixture(scope="module")
-def ray_local():
-    with local_ray(cpus=2):
-        yield
 
 
 def _config(name: str, **overrides) -> LeagueConfig:
@@ -40,11 +34,6 @@ def _config(name: str, **overrides) -> LeagueConfig:
     )
     base.update(overrides)
     return LeagueConfig(**base)
-
-
-def _expected_keys(config: LeagueConfig) -> set[str]:
-    scheduler = build_scheduler(config)
-    return {p.key for p in scheduler.next_pairings([], 0, scheduler.total())}
 
 
 def _matches(store: Store, league_id: int) -> dict[str, tuple]:
@@ -85,7 +74,7 @@ def test_ray_league_equals_the_in_process_league(store_url, ray_local):
     try:
         local = asyncio.run(run_league(_config("in-process"), store, executor=InProcessExecutor(_config("in-process"))))
         remote = asyncio.run(run_league(_config("on-ray"), store, executor=RayExecutor(_config("on-ray"))))
-        keys = _expected_keys(_config("x"))
+        keys = scheduled_keys(_config("x"))
         assert local.finished == remote.finished == remote.played_now == remote.total == len(keys) == 18
         assert remote.abandoned == remote.aborted == 0
         in_process, on_ray = _matches(store, local.league_id), _matches(store, remote.league_id)
@@ -158,7 +147,7 @@ def test_a_worker_killed_mid_match_costs_nothing(tmp_path, ray_local):
         thread.join(5)
     try:
         assert len(killed) >= 1, "no worker was caught running a match"
-        keys = _expected_keys(config)
+        keys = scheduled_keys(config)
         assert summary.finished == summary.total == len(keys) == 12 and summary.abandoned == 0
         on_ray = _matches(store, summary.league_id)
         assert set(on_ray) == keys and all(m[0] == "finished" for m in on_ray.values())
@@ -216,7 +205,7 @@ def test_stop_abandons_ray_matches_and_a_rerun_completes_exactly_once(tmp_path, 
         assert store.status_counts(first.league_id).get("abandoned") == first.abandoned
         second = asyncio.run(run_league(config, store, executor=RayExecutor(config)))
         assert second.replayed >= first.abandoned and second.finished == second.total == 12
-        assert set(_matches(store, second.league_id)) == _expected_keys(config) and store.unfinished(second.league_id) == []
+        assert set(_matches(store, second.league_id)) == scheduled_keys(config) and store.unfinished(second.league_id) == []
     finally:
         store.close()
 

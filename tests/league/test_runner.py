@@ -8,8 +8,9 @@ import pytest
 from arena.policy import Policy, PolicyReply, register_kind
 from league.config import GameEntry, LeagueConfig, PolicyEntry
 from league.ratings import leaderboard
-from league.runner import LeagueError, build_scheduler, run_league
-from league.store import Store, StoreError
+from league.runner import LeagueError, run_league
+from league.store import StoreError
+from tests.league.conftest import scheduled_keys
 
 IN_FLIGHT = {"now": 0, "max": 0, "built": 0}
 
@@ -57,32 +58,11 @@ def _config(**overrides):
     return LeagueConfig(**base)
 
 
-def _expected_keys(config):
-    scheduler = build_scheduler(config)
-    return {p.key for p in scheduler.next_pairings([], 0, scheduler.total())}
-
-
-@pytest.fixture
-def store(tmp_path):
-    s = Store(f"sqlite:///{tmp_path / 'run.db'}")
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def any_store(store_url):
-    """SQLite and PostgreSQL (conftest.store_url)."""
-    s = Store(store_url)
-    yield s
-    s.close()
-
-
-async def test_plays_exactly_the_schedule_and_ratings_match_recompute(any_store):
-    store = any_store
+async def test_plays_exactly_the_schedule_and_ratings_match_recompute(store):
     config = _config()
     seen = []
     summary = await run_league(config, store, on_finish=lambda done: seen.append(done))
-    keys = _expected_keys(config)
+    keys = scheduled_keys(config)
     assert summary.finished == summary.total == len(keys) == 18 and summary.played_now == 18
     with store.session() as s:
         from sqlalchemy import select
@@ -103,41 +83,41 @@ async def test_plays_exactly_the_schedule_and_ratings_match_recompute(any_store)
     assert again.played_now == 0 and again.replayed == 0 and store.count() == 18
 
 
-async def test_global_and_provider_limits_hold_and_policies_are_built_once(store):
+async def test_global_and_provider_limits_hold_and_policies_are_built_once(sqlite_store):
     IN_FLIGHT.update(now=0, max=0, built=0)
     config = _config(
         concurrency=6, matches_per_pair=4, provider_limits={"slowprov": 2},
         policies=[PolicyEntry(name="a", spec="test-slow:slowprov,delay=0.01"), PolicyEntry(name="b", spec="test-slow:slowprov,delay=0.01,x=1"), PolicyEntry(name="c", spec="random")],
     )
-    summary = await run_league(config, store)
+    summary = await run_league(config, sqlite_store)
     assert summary.finished == summary.total
     assert IN_FLIGHT["built"] == 2  # one object per entry, shared by all its matches
     assert IN_FLIGHT["max"] == 2  # both slots used, never more: every match has a slowprov seat
 
 
-async def test_failing_policy_still_ends_its_matches(store):
+async def test_failing_policy_still_ends_its_matches(sqlite_store):
     config = _config(policies=[PolicyEntry(name="broken", spec="test-broken"), PolicyEntry(name="random", spec="random")], games=[GameEntry(id="tictactoe")])
-    summary = await run_league(config, store)
+    summary = await run_league(config, sqlite_store)
     assert summary.finished == summary.total == 3
-    record = store.match_record(int(store.results()[0].match_id))
+    record = sqlite_store.match_record(int(sqlite_store.results()[0].match_id))
     assert any("the provider exploded" in (t.error or "") for t in record.turns)
-    assert all(r.ranks[r.players.index("broken")] == 2 for r in store.results())
+    assert all(r.ranks[r.players.index("broken")] == 2 for r in sqlite_store.results())
 
 
-async def test_game_errors_end_as_aborted_not_replayed(store, monkeypatch):
+async def test_game_errors_end_as_aborted_not_replayed(sqlite_store, monkeypatch):
     import games.nim as nim
 
     def explode(self, player, action):
         raise ZeroDivisionError("bug in the game")
 
     monkeypatch.setattr(nim.Nim, "step", explode)
-    summary = await run_league(_config(), store)
+    summary = await run_league(_config(), sqlite_store)
     assert summary.aborted == 9 and summary.finished == 9
-    assert store.status_counts(summary.league_id) == {"finished": 9, "aborted": 9}
-    assert (await run_league(_config(), store)).played_now == 0
+    assert sqlite_store.status_counts(summary.league_id) == {"finished": 9, "aborted": 9}
+    assert (await run_league(_config(), sqlite_store)).played_now == 0
 
 
-async def test_stop_abandons_in_flight_and_a_rerun_completes_exactly_once(store):
+async def test_stop_abandons_in_flight_and_a_rerun_completes_exactly_once(sqlite_store):
     config = _config(
         concurrency=3, matches_per_pair=4, grace_seconds=0,
         policies=[PolicyEntry(name="a", spec="test-slow:p,delay=0.02"), PolicyEntry(name="b", spec="random")],
@@ -148,31 +128,31 @@ async def test_stop_abandons_in_flight_and_a_rerun_completes_exactly_once(store)
         if done.finished >= 2:
             stop.set()
 
-    first = await run_league(config, store, on_finish=halt, stop=stop)
+    first = await run_league(config, sqlite_store, on_finish=halt, stop=stop)
     assert first.interrupted and first.abandoned >= 1 and first.finished < first.total
-    assert store.status_counts(first.league_id).get("abandoned") == first.abandoned
-    second = await run_league(config, store)
+    assert sqlite_store.status_counts(first.league_id).get("abandoned") == first.abandoned
+    second = await run_league(config, sqlite_store)
     assert second.replayed >= first.abandoned and second.finished == second.total == 8
-    assert {r.key for r in store.unfinished(second.league_id)} == set()
-    assert sorted(store.results(), key=lambda r: r.match_id) == sorted(set(store.results()), key=lambda r: r.match_id)
+    assert {r.key for r in sqlite_store.unfinished(second.league_id)} == set()
+    assert sorted(sqlite_store.results(), key=lambda r: r.match_id) == sorted(set(sqlite_store.results()), key=lambda r: r.match_id)
 
 
-async def test_a_changed_schedule_or_unbuildable_policy_is_refused(store):
-    await run_league(_config(), store)
+async def test_a_changed_schedule_or_unbuildable_policy_is_refused(sqlite_store):
+    await run_league(_config(), sqlite_store)
     with pytest.raises(StoreError, match="different schedule"):
-        await run_league(_config(matches_per_pair=5), store)
-    await run_league(_config(concurrency=2, move_timeout=5), store)  # pace settings may change
+        await run_league(_config(matches_per_pair=5), sqlite_store)
+    await run_league(_config(concurrency=2, move_timeout=5), sqlite_store)  # pace settings may change
     with pytest.raises(LeagueError, match=r"policies\[1\]\.spec"):
-        await run_league(_config(name="other", policies=[PolicyEntry(spec="bot"), PolicyEntry(spec="random,bogus=1")]), store)
+        await run_league(_config(name="other", policies=[PolicyEntry(spec="bot"), PolicyEntry(spec="random,bogus=1")]), sqlite_store)
 
 
-async def test_a_match_the_executor_loses_is_abandoned_and_replayed_next_run(store):
+async def test_a_match_the_executor_loses_is_abandoned_and_replayed_next_run(sqlite_store):
     """MatchLost (or any executor failure) is no result: the match stays unfinished, the rest of
     the league goes on, and the next run plays exactly the lost matches."""
     from league.runner import InProcessExecutor, MatchLost
 
     config = _config(matches_per_pair=2)
-    keys = sorted(_expected_keys(config))
+    keys = sorted(scheduled_keys(config))
 
     class Flaky(InProcessExecutor):
         async def play(self, pairing):
@@ -182,10 +162,10 @@ async def test_a_match_the_executor_loses_is_abandoned_and_replayed_next_run(sto
                 raise RuntimeError("executor bug")
             return await super().play(pairing)
 
-    first = await run_league(config, store, executor=Flaky(config))
+    first = await run_league(config, sqlite_store, executor=Flaky(config))
     assert first.abandoned == 2 and first.finished == first.total - 2 and not first.interrupted
-    reasons = {r.key: r.reason for r in store.unfinished(first.league_id)}
+    reasons = {r.key: r.reason for r in sqlite_store.unfinished(first.league_id)}
     assert set(reasons) == {keys[0], keys[1]}
     assert reasons[keys[0]].startswith("match ") and "worker died" in reasons[keys[0]] and "executor error: RuntimeError" in reasons[keys[1]]
-    second = await run_league(config, store)
+    second = await run_league(config, sqlite_store)
     assert second.replayed == 2 and second.played_now == 2 and second.finished == second.total == len(keys)

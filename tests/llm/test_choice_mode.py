@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from arena.exploitability import build_tree, policy_strategy
 from arena.llm.engines import open_engine
 from arena.llm.engines.scoring import choice_probabilities
+from evaluation.exploitability import build_tree, policy_strategy
 from arena.match import play_match
 from arena.policy import PolicySpecError, make_policy
 from games.registry import make_game

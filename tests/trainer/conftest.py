@@ -1,7 +1,6 @@
 """The Atropos hub (`atroposlib`'s unmodified run-api) on 127.0.0.1, for the tests that push
 scored groups to it: tests/trainer/test_atropos.py and the training step's rollout sink."""
 
-import socket
 import subprocess
 import sys
 import time
@@ -9,16 +8,11 @@ import time
 import httpx
 import pytest
 
+from tests.local_server import free_port
 from tests.services import missing, missing_part
 
 REGISTRATION = {"wandb_group": "g", "wandb_project": "p", "batch_size": 8, "max_token_len": 64, "checkpoint_dir": "",
                 "save_checkpoint_interval": 0, "starting_step": 0, "num_steps": 1}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 ATROPOS_MISSING = "atroposlib is not installed (it is in the dev extra: make setup, or pip install -e '.[dev]')"

@@ -13,7 +13,8 @@ from arena.match import MatchRecord, TurnRecord
 from league.scheduling import Pairing
 from league.store import Store
 from llm_arena_cli.app import app
-from tests.trainer.conftest import REGISTRATION, free_port
+from tests.local_server import free_port
+from tests.trainer.conftest import REGISTRATION
 from trainer.atropos import IGNORE, scored_groups
 
 def _turn(index, player, prompt, completion, valid=True):

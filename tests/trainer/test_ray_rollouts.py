@@ -7,17 +7,10 @@ import asyncio
 import pytest
 import ray
 
-from tests.services import local_ray
 from trainer.config import TrainConfigError, parse_config
 from trainer.run import Trainer
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def ray_local():
-    with local_ray(cpus=2):
-        yield
 
 
 def _settings(tmp_path, **rollout):

@@ -8,9 +8,9 @@ import threading
 import pytest
 from fastapi.testclient import TestClient
 
-from league.evaluation import run_evaluation
+from evaluation.suite_evaluation import run_evaluation
+from evaluation.suites import load_suite
 from league.store import Store
-from league.suites import load_suite
 
 PAYLOAD = 'ev"><img src=x onerror=alert(9)>'
 pytestmark = pytest.mark.slow

@@ -120,7 +120,7 @@ def test_one_player_game_is_not_stored(play):
 
 @pytest.mark.parametrize("body, status, says", [
     ({"game": "tictactoee"}, 400, "unknown game 'tictactoee'; did you mean tictactoe"),
-    ({"opponent": "openai:gpt-4o-mini"}, 400, "policy kind 'openai', which this server does not play for visitors"),
+    ({"opponent": "openai:gpt-4o-mini"}, 400, "policy kind 'openai' is not served here (allowed: bot, random; the operator adds kinds with"),
     ({"opponent": "gpt4"}, 400, "policy kind 'gpt4'"),
     ({"opponent": "llm-champ"}, 400, "league policy 'llm-champ' is a 'local' policy"),
     ({"opponent": "agent-x"}, 400, "'agent-x' is an outside player"),

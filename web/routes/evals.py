@@ -1,5 +1,5 @@
 """Evaluations: every policy scored on a frozen suite (`arena eval suite`), and each report card,
-read from the evaluation leagues in the store (league/evaluation.py)."""
+read from the evaluation leagues in the store (evaluation/suite_evaluation.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
 
-from league.evaluation import StoredEvaluation, stored_card, stored_evaluations
+from evaluation.suite_evaluation import StoredEvaluation, stored_card, stored_evaluations
 from web.context import WebContext
 
 

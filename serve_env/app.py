@@ -1,0 +1,242 @@
+"""The FastAPI app of `arena serve-env`: OpenEnv's HTTP and WebSocket protocol over ArenaEnvironment.
+
+We speak openenv-core 0.3.x's wire protocol rather than import its server: openenv-core pulls in
+gradio and fastmcp (and would downgrade pillow in our venv) to serve a WebSocket loop we can write
+in a page. Compatibility is tested against openenv-core's own unmodified client and validator.
+
+As in OpenEnv, only WS /ws keeps a session: POST /reset and GET /state each answer from a fresh
+environment, and POST /step, which has no episode to step, says to use /ws.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from arena.redaction import install_log_redaction, redact
+from arena.seat_environment import SeatEnvironmentError
+from serve_env.environment import ArenaEnvironment, ServeConfig
+from serve_env.mcp import MCP_STEP_TYPES, jsonrpc, step_observation
+from serve_env.protocol import ErrorCode, GameAction, GameObservation, GameState, error_payload
+
+log = logging.getLogger(__name__)
+API_VERSION = "0.3.0"  # the openenv-core protocol version this server speaks
+
+
+class StepRequest(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    action: dict[str, Any] = Field(description="A GameAction: {\"move\": \"4\"}")
+
+
+def build_app(config: ServeConfig) -> FastAPI:
+    install_log_redaction()  # served by uvicorn directly too, not only through `arena serve-env`
+    app = FastAPI(title="LLM Arena games (OpenEnv)", version=API_VERSION,
+                  description="Every playable game of this arena as an OpenEnv environment. Sessions live on WS /ws.")
+    active: set[ArenaEnvironment] = set()
+    app.state.active_sessions = active
+    pool = config.opponent_pool()
+    app.router.on_shutdown.append(pool.close)
+
+    @app.exception_handler(SeatEnvironmentError)
+    async def seat_environment_error(_request: Request, exc: SeatEnvironmentError) -> JSONResponse:
+        return JSONResponse({"detail": redact(exc)}, status_code=400)
+
+    @app.get("/health")
+    async def health() -> dict[str, str]:
+        return {"status": "healthy"}
+
+    @app.get("/metadata")
+    async def metadata() -> dict[str, Any]:
+        return {
+            "name": "llm-arena",
+            "description": "Seeded multi-agent text games (native and TextArena); the server plays the other seats "
+                           "with the policies a reset names, or the client plays every seat (hot-seat).",
+            "version": API_VERSION,
+            "default_game": config.game,
+            "allowed_policy_kinds": sorted(config.allowed_kinds),
+            "supports_concurrent_sessions": True,
+            "max_concurrent_envs": config.max_sessions,
+            "session_timeout": config.idle_timeout,
+            "max_message_bytes": config.max_message_bytes,
+            "documentation_url": "docs/openenv.md",
+        }
+
+    @app.get("/schema")
+    async def schema() -> dict[str, Any]:
+        from serve_env.protocol import ResetParams
+
+        return {
+            "action": GameAction.model_json_schema(),
+            "observation": GameObservation.model_json_schema(),
+            "state": GameState.model_json_schema(),
+            "reset": ResetParams.model_json_schema(),
+        }
+
+    @app.post("/reset")
+    async def reset(body: dict[str, Any] | None = None) -> dict[str, Any]:
+        env = ArenaEnvironment(config, pool)
+        try:
+            return await env.reset(body or {})
+        except ValidationError as exc:
+            return JSONResponse({"detail": _errors(exc)}, status_code=422)  # type: ignore[return-value]
+        finally:
+            await env.close()
+
+    @app.post("/step")
+    async def step(body: StepRequest) -> dict[str, Any]:
+        raise SeatEnvironmentError("POST /step has no episode to step: as in OpenEnv, HTTP calls are stateless; play episodes over WS /ws")
+
+    @app.get("/state")
+    async def state() -> dict[str, Any]:
+        return ArenaEnvironment(config, pool).state()  # no session: an empty episode
+
+    @app.post("/mcp")
+    async def mcp(request: Request) -> dict[str, Any]:
+        # Stateless, as in OpenEnv: tools/list answers here; tools/call needs a WS session (serve_env.mcp).
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        return await jsonrpc(None, body)
+
+    @app.websocket("/ws")
+    async def websocket_session(websocket: WebSocket) -> None:
+        await websocket.accept()
+        if len(active) >= config.max_sessions:
+            await websocket.send_text(json.dumps(error_payload(
+                f"server at capacity: {len(active)}/{config.max_sessions} sessions", ErrorCode.CAPACITY_REACHED,
+                active_sessions=len(active), max_sessions=config.max_sessions)))
+            await websocket.close()
+            return
+        env = ArenaEnvironment(config, pool)
+        active.add(env)
+        try:
+            await _serve(websocket, env, config)
+        except WebSocketDisconnect:
+            pass
+        finally:
+            active.discard(env)
+            await env.close()
+            try:
+                await websocket.close()
+            except (RuntimeError, WebSocketDisconnect):
+                pass  # already closed by the client
+
+    app.add_middleware(BoundedBodies, limit=config.max_message_bytes)
+    return app
+
+
+class BoundedBodies:
+    """Refuses HTTP bodies over `limit` bytes with 413, whether the client declares the length or
+    streams the body chunked (a declared length is checked before anything is read)."""
+
+    def __init__(self, app: Any, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+            return await self._refuse(send)
+        seen = 0
+        refused = False
+
+        async def bounded_receive() -> dict[str, Any]:
+            # Over the limit: answer 413 ourselves and tell the app the client left, so it stops
+            # reading (an exception here would be turned into a 400 by the body parser).
+            nonlocal seen, refused
+            if refused:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                refused = True
+                await self._refuse(send)
+                return {"type": "http.disconnect"}
+            return message
+
+        async def guarded_send(message: dict[str, Any]) -> None:
+            if not refused:  # once refused, the app's own answer is dropped
+                await send(message)
+
+        await self.app(scope, bounded_receive, guarded_send)
+
+    async def _refuse(self, send: Any) -> None:
+        body = json.dumps({"detail": f"request body over {self.limit} bytes"}).encode()
+        await send({"type": "http.response.start", "status": 413, "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+
+async def _serve(websocket: WebSocket, env: ArenaEnvironment, config: ServeConfig) -> None:
+    while True:
+        try:
+            async with asyncio.timeout(config.idle_timeout):  # a timer handle, not a task per message as wait_for makes
+                message = await websocket.receive()
+        except TimeoutError:
+            await websocket.send_text(json.dumps(error_payload(
+                f"session closed after {config.idle_timeout:g}s without a message", ErrorCode.SESSION_ERROR)))
+            return
+        if message["type"] == "websocket.disconnect":
+            return
+        raw = message.get("text")
+        if raw is None:
+            raw = (message.get("bytes") or b"").decode("utf-8", errors="replace")
+        if len(raw.encode("utf-8")) > config.max_message_bytes:
+            await websocket.send_text(json.dumps(error_payload(
+                f"message over {config.max_message_bytes} bytes", ErrorCode.VALIDATION_ERROR)))
+            continue
+        reply = await _answer(env, raw)
+        if reply is None:
+            return
+        await websocket.send_text(json.dumps(reply, ensure_ascii=False))
+
+
+async def _answer(env: ArenaEnvironment, raw: str) -> dict[str, Any] | None:
+    """The reply to one WS message, or None for `close`."""
+    try:
+        message = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return error_payload(f"Invalid JSON: {exc}", ErrorCode.INVALID_JSON)
+    if not isinstance(message, dict):
+        return error_payload("a message is a JSON object with a `type`", ErrorCode.INVALID_JSON)
+    kind = message.get("type")
+    data = message.get("data") if message.get("data") is not None else {}
+    try:
+        if kind == "reset":
+            return {"type": "observation", "data": await env.reset(_object(data, "reset"))}
+        if kind == "step":
+            data = _object(data, "step")
+            if data.get("type") in MCP_STEP_TYPES:  # OpenEnv's ListToolsAction / CallToolAction
+                return {"type": "observation", "data": await step_observation(env, data)}
+            return {"type": "observation", "data": await env.step(data)}
+        if kind == "state":
+            return {"type": "state", "data": env.state()}
+        if kind == "close":
+            return None
+        if kind == "mcp":
+            return {"type": "mcp", "data": await jsonrpc(env, data)}
+        return error_payload(f"Unknown message type: {str(kind)[:50]} (reset, step, state, close, mcp)", ErrorCode.UNKNOWN_TYPE)
+    except ValidationError as exc:
+        return error_payload(f"Invalid {kind} data: {_errors(exc)}", ErrorCode.VALIDATION_ERROR, errors=json.loads(exc.json(include_url=False, include_input=False)))
+    except SeatEnvironmentError as exc:
+        return error_payload(str(exc), ErrorCode.EXECUTION_ERROR)
+    except Exception as exc:  # a bug must cost one answer, not every session on the server
+        log.exception("serve-env: %s message failed", kind)  # the record's traceback is redacted (arena.redaction)
+        return error_payload(redact(f"internal error: {type(exc).__name__}: {exc}")[:500], ErrorCode.EXECUTION_ERROR)
+
+
+def _object(data: Any, kind: str) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise SeatEnvironmentError(f"{kind} data must be a JSON object, not {type(data).__name__}")
+    return data
+
+
+def _errors(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'data'}: {e['msg']}" for e in exc.errors())[:1000]
