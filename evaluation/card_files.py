@@ -22,7 +22,7 @@ def markdown(card: dict[str, Any], plot_name: str | None) -> str:
     lines = [
         f"## {card['policy']} on {card['suite']}{' (quick)' if card['quick'] else ''}",
         "",
-        f"Policy spec: `{card['spec']}`. Matches: {card['matches']['finished']} of {card['matches']['planned']} finished"
+        f"Policy spec: `{card['spec']}`" + (f", engine `{card['engine']}`" if card.get("engine") else "") + ". Matches: {card['matches']['finished']} of {card['matches']['planned']} finished"
         + (f", {card['matches']['aborted']} aborted" if card["matches"]["aborted"] else "") + ".",
         "",
     ]

@@ -2,6 +2,8 @@
 
 - `arena eval suites`, `arena eval suite`: a policy scored on a frozen, versioned suite with an
   anchored rating (evaluation/suites, anchored.py, report_card.py; docs/eval.md);
+- `arena eval compare`: two cards side by side, refused across suites, subsets and engines
+  (card_comparison.py);
 - `arena eval exploitability`: a policy's exact exploitability in Kuhn poker or Leduc Hold'em
   (evaluation/exploitability.py).
 
@@ -150,7 +152,8 @@ def print_card(card: dict[str, Any]) -> None:
     """The card as rich tables: one row per game and overall."""
     references = sorted({ref for game in card["games"] for ref in game["vs"]})
     table = Table(
-        title=f"{card['policy']} on {card['suite']}{' (quick)' if card['quick'] else ''}", title_justify="left", box=box.SIMPLE_HEAD,
+        title=f"{card['policy']} on {card['suite']}{' (quick)' if card['quick'] else ''}" + (f", engine {card['engine']}" if card.get("engine") else ""),
+        title_justify="left", box=box.SIMPLE_HEAD,
         caption="score: wins + draws/2 over games against the references; vs: W/D/L; invalid: rejected attempts; s: median move latency",
         caption_justify="left",
     )
@@ -169,6 +172,41 @@ def print_card(card: dict[str, Any]) -> None:
         console.print(f"anchored rating {rating['rating']:.0f} (95% CI {rating['lo']:.0f} .. {rating['hi']:.0f}) on the {card['suite']} scale; anchors: {anchors}", soft_wrap=True)
     else:
         console.print(f"no anchored rating: {card['suite']} has no anchors yet", soft_wrap=True)
+
+
+@eval_app.command("compare")
+def compare_command(
+    first: Path = typer.Argument(..., help="A card written by `arena eval suite --json`."),
+    second: Path = typer.Argument(..., help="Another card of the same suite, subset and engine."),
+) -> None:
+    """Two report cards side by side: their anchored ratings, whether the 95% intervals separate
+    them, and each game's score. Cards of different suites, subsets or engines are refused.
+
+    Example: arena eval compare base.json step-40.json
+    """
+    from evaluation.card_comparison import CardsDoNotCompare, compare_cards, load_card
+
+    try:
+        comparison = compare_cards(load_card(first), load_card(second))
+    except CardsDoNotCompare as exc:
+        raise fail(str(exc))
+    a, b = comparison.policies
+    table = Table(title=f"{comparison.suite}{' (quick)' if comparison.quick else ''}, engine {comparison.engine or 'none named'}",
+                  title_justify="left", box=box.SIMPLE_HEAD)
+    table.add_column("", overflow="fold")
+    table.add_column(a, justify="right", overflow="fold")
+    table.add_column(b, justify="right", overflow="fold")
+    rating = lambda r: "-" if r is None else f"{r['rating']:.0f} ({r['lo']:.0f}..{r['hi']:.0f})"  # noqa: E731
+    table.add_row("anchored rating (95% CI)", *(rating(r) for r in comparison.ratings))
+    for row in comparison.games:
+        table.add_row(row.game, *(_pct(score) for score in row.scores))
+    console.print(table)
+    separated = comparison.separated
+    if separated is None:
+        console.print("no verdict: a card has no anchored rating")
+    else:
+        console.print("the 95% intervals are apart: the data support a difference in rating" if separated
+                      else "the 95% intervals overlap: the data do not rank these two")
 
 
 # ---- arena eval exploitability ----------------------------------------------------------------------

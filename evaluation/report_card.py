@@ -22,7 +22,7 @@ from evaluation.anchored import anchored_rating
 from evaluation.suites import Suite
 from league.results import GameResult, pairwise, standings
 
-CARD_SCHEMA = 1
+CARD_SCHEMA = 2  # 2 added `engine`
 Z95 = 1.959963984540054
 
 
@@ -124,6 +124,7 @@ def report_card(suite: Suite, candidate: str, spec: str, records: Iterable[Match
                 tally.draws += 1
             else:
                 tally.losses += 1
+    engines = sorted({str(t.meta["engine"]) for r in finished for t in r.turns if t.policy == candidate and t.meta.get("engine")})
     games_out: list[dict[str, Any]] = []
     overall_vs: dict[str, Tally] = {}
     overall_turns = Tally()
@@ -150,6 +151,7 @@ def report_card(suite: Suite, candidate: str, spec: str, records: Iterable[Match
     return {
         "schema": CARD_SCHEMA,
         "suite": suite.name, "quick": quick, "policy": candidate, "spec": redact(spec),  # the card is exported and shown
+        "engine": card_engine(engines),
         "matches": {"planned": planned, "finished": len(finished), "aborted": aborted},
         "complete": len(finished) + aborted >= planned,
         "overall": {**overall.summary(), **overall_turns.turn_summary(), "vs": {n: overall_vs[n].summary() for n in sorted(overall_vs)}},
@@ -157,6 +159,15 @@ def report_card(suite: Suite, candidate: str, spec: str, records: Iterable[Match
         "rating": rating,
         "anchors": suite.anchors(),
     }
+
+
+def card_engine(labels: list[str]) -> str | None:
+    """The engine the candidate's moves came from, as its turns recorded it (LocalPolicy's
+    engine_label: "hf", "vllm", "vllm+hf"); None for a policy with no local engine (scripted,
+    remote); "mixed: A, B" when turns disagree (a card of two engines compares with nothing)."""
+    if not labels:
+        return None
+    return labels[0] if len(labels) == 1 else "mixed: " + ", ".join(labels)
 
 
 def without_timing(card: dict[str, Any]) -> dict[str, Any]:

@@ -520,7 +520,7 @@ class LocalPolicy(LLMPolicy):
     tools/json take the best-scored legal move; choice draws one by its score at
     `choice_temperature`. Moves are scored by `scoring_engine(engine)`: the engine itself, or the
     hf engine of the same base where the engine cannot score (vLLM); each turn's meta names the
-    engine that produced it (`engine`).
+    engine(s) it plays on (`engine`, `engine_label`).
 
     Both engines see the same prompt ids for the same request: the prompt is built from the
     request (prompting.py) and encoded by the model's chat template, whichever engine runs it.
@@ -543,7 +543,11 @@ class LocalPolicy(LLMPolicy):
         self.record_tokens = record_tokens
         # Loaded here so a missing model or adapter is one clear error before any match starts.
         self.engine: Engine = open_engine(base, engine_kind(engine, preference), [adapter] if adapter else None, options)
+        # Moves are scored (choice, tools, json) where scoring_engine says: opened now, so the
+        # policy's engine label is known before its first move and a missing engine fails here.
         self._scorer: Engine | None = None
+        if settings.mode is not Mode.TEXT:
+            self.scorer
         self._encodings: dict[tuple[tuple[str, str], ...], list[int]] = {}  # recent prompts' ids (`encode`)
         self.chats: TokenChatBook | None = TokenChatBook(self.engine.template) if settings.obs is ObsMode.CHAT else None
 
@@ -553,14 +557,23 @@ class LocalPolicy(LLMPolicy):
         return self.engine.kind
 
     @property
+    def engine_label(self) -> str:
+        """Where this policy's moves come from, as every turn records it (`meta["engine"]`) and a
+        report card shows it: the engine's kind, plus `+KIND` when another engine scores its moves
+        ("vllm+hf": replies generated on vLLM, legal moves scored on hf)."""
+        if self._scorer is None or self._scorer is self.engine:
+            return self.engine.kind
+        return f"{self.engine.kind}+{self._scorer.kind}"
+
+    @property
     def scorer(self) -> Engine:
         """The engine that scores legal moves (choice, tools, json), opened on first need and said
         once where it is not the generating engine."""
         if self._scorer is None:
             self._scorer = scoring_engine(self.engine, [self.adapter] if self.adapter else None)
             if self._scorer is not self.engine:
-                notice(f"{self.spec or self.provider}: legal moves are scored on the {self._scorer.kind} engine "
-                       f"(the {self.engine.kind} engine cannot score them); replies are generated on {self.engine.kind}")
+                notice(f"{self.provider} ({self.settings.mode.value} mode): legal moves are scored on the {self._scorer.kind} "
+                       f"engine (the {self.engine.kind} engine cannot score them); replies are generated on {self.engine.kind}")
         return self._scorer
 
     def count_tokens(self, messages: list[Message]) -> int:
@@ -685,7 +698,7 @@ class LocalPolicy(LLMPolicy):
     def _completion(self, generation: Generation) -> Completion:
         """The turn's completion, naming the engine that produced it; with `record_tokens`, also its
         exact ids and the sampler's per-token log-probs."""
-        meta: dict[str, Any] = {"engine": generation.engine}
+        meta: dict[str, Any] = {"engine": self.engine_label}
         if self.record_tokens:
             meta["prompt_ids"] = list(generation.prompt_ids or [])
             meta["completion_ids"] = list(generation.completion_ids or [])

@@ -50,7 +50,8 @@ def test_a_choice_policy_on_vllm_says_its_moves_are_scored_on_hf(vllm_engine, ca
     assert policy.engine is vllm_engine
     record = asyncio.run(play_match(make_game("tictactoe"), [policy, make_policy("random")], seed=3))
     mine = [t for t in record.turns if t.player == 0]
-    assert mine and all(t.meta["engine"] == "hf" and t.valid for t in mine)  # each turn names the engine that scored it
+    assert policy.engine_label == "vllm+hf"
+    assert mine and all(t.meta["engine"] == "vllm+hf" and t.valid for t in mine)  # each turn names both engines
     err = capsys.readouterr().err
     assert err.count("legal moves are scored on the hf engine") == 1, err
 
