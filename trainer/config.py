@@ -95,7 +95,7 @@ class RolloutSettings(RolloutPlacement):
     in_flight: int = Field(8, ge=1, le=4096)  # games played at once; one ends, the next starts
     # "text": the learner writes its reply (sampled token by token at `temperature`). "choice":
     # the learner's move is drawn among the legal moves by the model's probability of each as the
-    # whole reply, at `temperature` (arena.llm.policies, mode=choice); the action trained is that
+    # whole reply, at `temperature` (arena.llm.llm_policy, mode=choice); the action trained is that
     # draw, with its probability softmax(L / temperature) recomputed from every legal move's
     # log-prob L (trainer.learner). Free-text turns of a choice run (games without a move list)
     # are generated and trained at temperature 1, the scoring's own.

@@ -76,7 +76,7 @@ def invalid_penalty(record: MatchRecord, seat: int) -> float:
 def is_format_failure(turn: TurnRecord) -> bool:
     """The reply did not state a move as asked (as opposed to a well-formed but illegal move): a
     move only found mentioned in prose (lenient parse) is a format failure too."""
-    method = turn.meta.get("parse")  # set by arena.llm.policies: bracket, mention, unmatched, ...
+    method = turn.meta.get("parse")  # set by arena.llm.llm_policy: bracket, mention, unmatched, ...
     if isinstance(method, str):
         return method in ("unmatched", "unformatted", "empty", *LENIENT_PARSES)
     return turn.error is not None or not (turn.action or "").strip()

@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from arena.game import Observation
-from arena.llm import policies as policies_module
-from arena.llm.policies import (
+from arena.llm import llm_policy as policies_module
+from arena.llm.llm_policy import (
     OPENAI_PARAMS,
     Completion,
     LLMPolicy,

@@ -78,7 +78,7 @@ def test_state_observations_reach_the_learner_and_its_checkpoints(tmp_path):
     # a choice-mode checkpoint plays the draw it was trained as, and its spec is a valid one
     choice = checkpoint_spec("local", folder, "state", "choice", 5.0)
     assert choice == f"hf:local+{folder.resolve()},obs=state,mode=choice,temperature=5"
-    from arena.llm.policies import LOCAL_PARAMS, LLMSettings
+    from arena.llm.llm_policy import LOCAL_PARAMS, LLMSettings
     from arena.policy import PolicySpec
 
     assert LLMSettings.from_spec(PolicySpec.parse(choice), LOCAL_PARAMS, default_max_new_tokens=8).temperature == 5.0
