@@ -162,10 +162,10 @@ KINDS: dict[str, KindEntry] = {
     "human": KindEntry("arena.human:human_policy", "human"),
     "http": KindEntry("arena.http_agent:http_agent_policy", "http:http://127.0.0.1:9000/move"),
     "https": KindEntry("arena.http_agent:http_agent_policy", "https://agents.example.org/move"),
-    "openai": KindEntry("arena.llm.llm_policy:make_openai", "openai:gpt-4o-mini[,base_url=URL,mode=tools]"),
-    "litellm": KindEntry("arena.llm.llm_policy:make_litellm", "litellm:anthropic/claude-3-5-haiku-latest[,mode=json]"),
-    "hf": KindEntry("arena.llm.llm_policy:make_local", "hf:Qwen/Qwen2.5-0.5B-Instruct or hf:BASE+path/to/lora"),
-    "local": KindEntry("arena.llm.llm_policy:make_local", "local[,temperature=0.7,max_new_tokens=48]"),
+    "openai": KindEntry("arena.llm.openai_policy:make_openai", "openai:gpt-4o-mini[,base_url=URL,mode=tools]"),
+    "litellm": KindEntry("arena.llm.litellm_policy:make_litellm", "litellm:anthropic/claude-3-5-haiku-latest[,mode=json]"),
+    "hf": KindEntry("arena.llm.local_policy:make_local", "hf:Qwen/Qwen2.5-0.5B-Instruct or hf:BASE+path/to/lora"),
+    "local": KindEntry("arena.llm.local_policy:make_local", "local[,temperature=0.7,max_new_tokens=48]"),
 }
 _ADDED: dict[str, tuple[PolicyFactory, str]] = {}  # kinds added at run time: kind -> (factory, example)
 

@@ -11,7 +11,7 @@ import pytest
 
 from arena.policy import KINDS, PolicySpecError, kind_factory, known_kinds, make_policy
 
-HEAVY = ("torch", "transformers", "openai", "litellm", "httpx", "arena.llm.llm_policy")
+HEAVY = ("torch", "transformers", "openai", "litellm", "httpx", "arena.llm.llm_policy", "arena.llm.local_policy", "arena.llm.openai_policy", "arena.llm.litellm_policy")
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))

@@ -37,7 +37,8 @@ from typing import Any, Callable, Sequence
 
 from arena.llm.engines import EngineOptions
 from arena.llm.engines.scoring import choice_probabilities
-from arena.llm.llm_policy import LLMSettings, LocalPolicy
+from arena.llm.llm_policy import LLMSettings
+from arena.llm.local_policy import LocalPolicy
 from arena.llm.prompting import Mode, ObsMode
 from arena.match import MatchRecord, play_match
 from arena.policy import Policy, make_policy

@@ -1,6 +1,12 @@
-"""LLM players: the `openai`, `litellm`, `hf` and `local` policy kinds.
+"""LLM players: the `openai`, `litellm`, `hf` and `local` policy kinds, and the engines under them.
 
-The kinds are lines in arena/policy.py's KINDS naming their factories in arena/llm/llm_policy.py, which
-is imported (with the SDKs, torch and the model) only when a policy of that kind is made
-(docs/policies.md).
+    llm_policy.py      the move loop every LLM player shares, its settings and output schemas
+    remote_policy.py   what the two API kinds share: retries, keys, reading a reply
+    openai_policy.py   openai:MODEL (any OpenAI-compatible endpoint)
+    litellm_policy.py  litellm:PROVIDER/MODEL
+    local_policy.py    local, hf:MODEL[+ADAPTER] on arena.llm.engines
+    prompting.py, parsing.py, token_chats.py, retry.py: prompts, move parsing, token chats, backoff
+
+The kinds are lines in arena/policy.py's KINDS naming their factories, each imported (with its
+SDK, torch and the model) only when a policy of that kind is made (docs/policies.md).
 """

@@ -11,14 +11,9 @@ import httpx
 import pytest
 
 from arena.game import Observation
-from arena.llm import llm_policy as policies_module
-from arena.llm.llm_policy import (
-    OPENAI_PARAMS,
-    Completion,
-    LLMPolicy,
-    LLMSettings,
-    OpenAIPolicy,
-)
+from arena.llm import litellm_policy
+from arena.llm.llm_policy import OPENAI_PARAMS, Completion, LLMPolicy, LLMSettings
+from arena.llm.openai_policy import OpenAIPolicy
 from arena.llm.prompting import Mode
 from arena.llm.retry import RetryConfig, RetryStats, call_with_retries, parse_retry_after
 from arena.match import play_match
@@ -292,7 +287,7 @@ def test_keys_come_from_the_named_env_var(monkeypatch):
 
 
 def test_providers_and_defaults(monkeypatch):
-    monkeypatch.setattr(policies_module, "_litellm", lambda: None)  # its import takes seconds
+    monkeypatch.setattr(litellm_policy, "_litellm", lambda: None)  # its import takes seconds
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     assert make_policy("openai:gpt-4o-mini").provider == "openai:api.openai.com"
