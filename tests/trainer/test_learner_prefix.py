@@ -53,7 +53,10 @@ def test_shared_prefix_gives_the_same_logps_and_gradients(tmp_path, monkeypatch)
 
     torch.testing.assert_close(shared_logps, plain_logps, atol=2e-4, rtol=1e-4)
     for key in plain_grads:
-        torch.testing.assert_close(shared_grads[key], plain_grads[key], atol=1e-5, rtol=2e-3)
+        # the two paths sum the same float32 products in another order: elements near 0 are held
+        # to 1e-4 of the tensor's own scale (sqrt(n) * eps32 over ~10^4 products is ~1e-5 of it)
+        scale = float(plain_grads[key].abs().max())
+        torch.testing.assert_close(shared_grads[key], plain_grads[key], atol=1e-4 * scale, rtol=2e-3)
     assert any(g.abs().sum() > 0 for g in plain_grads.values())
 
 

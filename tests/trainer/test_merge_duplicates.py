@@ -53,7 +53,12 @@ def test_an_update_on_merged_turns_equals_the_update_on_the_turns(tmp_path):
         # the weights, and the gradient of the second epoch's step (ratios no longer 1)
         updated.append({k: (p.detach().clone(), p.grad.clone()) for k, p in learner.params.items()})
     for key, (weights, grad) in updated[0].items():
-        torch.testing.assert_close(updated[1][key][1], grad, atol=1e-7, rtol=1e-3)
+        # Merged and unmerged rows sum the same float32 products in another order. Each gradient
+        # element is a sum over ~10^4 products (tokens x LoRA rank x hidden), whose rounding grows
+        # like sqrt(n) * eps32 (~1e-5) of the largest terms: elements near 0 are held to 1e-4 of
+        # the tensor's own scale, not to a fixed 1e-7 (which 1 of 2304 elements once missed).
+        scale = float(grad.abs().max())
+        torch.testing.assert_close(updated[1][key][1], grad, atol=1e-4 * scale, rtol=1e-3)
         # Adam moves every weight by about lr = 1e-2 per step, and turns float rounding in a
         # gradient near 0 into up to a step's worth: the weights agree to a tenth of a step
         torch.testing.assert_close(updated[1][key][0], weights, atol=1e-3, rtol=0)

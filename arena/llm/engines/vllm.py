@@ -212,7 +212,11 @@ class VLLMEngine:
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(DEFAULT_KV_CACHE_GIB))
         # The engine core runs in this process (vLLM's in-process client), not in a child process
         # of its own: nothing can outlive this process, even a kill -9 (docs/architecture.md).
-        os.environ.setdefault(MULTIPROCESSING_ENV, "0")
+        if os.environ.setdefault(MULTIPROCESSING_ENV, "0") != "0":
+            from arena.llm.engines.registry import notice
+
+            notice(f"${MULTIPROCESSING_ENV} is set: vLLM runs its engine core in child processes, which a kill -9 of this "
+                   "process leaves running (unset it to keep vLLM in this process)")
         started = time.perf_counter()
         from transformers import AutoConfig, AutoTokenizer
         from vllm.v1.engine.llm_engine import LLMEngine
