@@ -246,19 +246,32 @@ async def run_engine(variant: str, args: argparse.Namespace) -> dict[str, Any]:
     if kind == "hf" and args.detail:
         record_prompts(engine, prompts)
     out["sequential"] = await run_lanes(policy, 1, args.sequential_window, seed0=1)
-    print(kind, "sequential", out["sequential"], flush=True)
+    print(variant, "sequential", out["sequential"], flush=True)
     lane_sets = (1, 8, 32) if kind == "hf" and args.detail else (32,)
+    sent: list[tuple[list[int], SamplingParams]] = []
     for lanes in lane_sets:
         before = engine.prefix_cache_counters() if kind == "vllm" else (0, 0)
         window = {1: args.sequential_window, 8: args.window, 32: args.window32}[lanes]
+        stop_recording = record_requests(engine, sent) if variant == "vllm" and lanes == 32 else None
         out[f"concurrent{lanes}"] = await run_lanes(policy, lanes, window, seed0=lanes * 1_000_000)
+        if stop_recording is not None:
+            stop_recording()
         if kind == "vllm":
             queries, hits = (now - then for now, then in zip(engine.prefix_cache_counters(), before))
             out[f"concurrent{lanes}"]["cache_hit_rate"] = round(hits / queries, 3) if queries else None
-        print(kind, f"concurrent{lanes}", out[f"concurrent{lanes}"], flush=True)
-    if kind == "vllm":
-        out["sessions"] = dict(vars(policy.chats.stats))
-        print("vllm sessions", out["sessions"], flush=True)
+        print(variant, f"concurrent{lanes}", out[f"concurrent{lanes}"], flush=True)
+    if kind == "vllm" and policy.chats is not None:
+        out["token_chats"] = dict(vars(policy.chats.stats))
+        print("vllm token chats", out["token_chats"], flush=True)
+    if variant == "vllm" and sent:
+        # Only the requests the 32-match window counted (sent before its last counted reply).
+        counted = sent[: out["concurrent32"]["replies"]]
+        source, dtype, context, end_ids = engine.source, engine.dtype, engine.context_length, list(engine.end_ids)
+        await policy.close()
+        shutdown_engines()
+        out["bare32"] = bare_vllm_rate(source, dtype, context, counted, 32, end_ids)
+        print("bare vllm, 32 in flight", out["bare32"], flush=True)
+        return out
     if prompts:
         for size in (1, 8, 32):
             out[f"raw_generate{size}"] = raw_generate_rate(engine, prompts, size, args.repeats)
