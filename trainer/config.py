@@ -183,7 +183,7 @@ class AlgorithmSettings(_Strict):
     learning_rate: float = Field(5e-5, gt=0, le=1)
     weight_decay: float = Field(0.0, ge=0)
     max_grad_norm: float = Field(1.0, gt=0)
-    kl_coef: float = Field(0.0, ge=0)
+    kl_coef: float = Field(0.0, ge=0)  # 0: no KL term, and no reference pass at all
     kl_reference: Literal["base", "adapter"] = "base"
     # Entropy bonus: the loss subtracts entropy_coef x the policy's entropy at each action, over
     # the vocabulary per reply token for text replies, over the legal moves for a choice-mode
@@ -203,6 +203,13 @@ class AlgorithmSettings(_Strict):
     # logged either way (mismatch/*, docs/training.md).
     sampler_correction: Literal["none", "tis"] = "tis"
     tis_cap: float = Field(2.0, ge=1)
+    # Take the sampler's log-probs as the behaviour policy's (old_logps) instead of running every
+    # turn through the learner again, where they are the learner's own: rollouts on the learner's
+    # hf engine in this process (same weights, same code; a choice draw is always scored there)
+    # and top_p 1 (the learner scores against the whole vocabulary). They agree with a recompute
+    # to float32 rounding (< 1e-4 nats per token: tests/trainer/test_sampler_logps.py); the first
+    # micro-batch of each step is still recomputed, and its difference logged as mismatch/*.
+    reuse_sampler_logps: bool = True
 
     @model_validator(mode="after")
     def _check(self) -> "AlgorithmSettings":

@@ -66,6 +66,9 @@ class Sample:
     chosen: int = 0
     choice_temperature: float = 1.0
     weight: float = 1.0  # how many identical turns this sample stands for (`merge_duplicates`)
+    # sampler_logps are the learner's own log-probs of this action before the update (sampled on
+    # the learner's engine, same weights): `prepare` may take them as old_logps (reuse_sampler_logps)
+    sampled_by_learner: bool = False
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -320,32 +323,49 @@ class Learner:
 
     @torch.no_grad()
     def prepare(self, samples: Sequence[Sample], need_ref: bool) -> dict[str, float]:
-        """Store each sample's sampling log-probs (and the reference's) before the first step;
-        returns the sampler/learner mismatch over the samples that carry the sampler's log-probs."""
+        """Store each sample's behaviour log-probs (and the reference's, when the KL term needs
+        them) before the first step; returns the sampler/learner mismatch over the samples whose
+        own log-probs were recomputed and carry the sampler's.
+
+        Where the sampler was the learner itself (`Sample.sampled_by_learner`), its log-probs are
+        the behaviour policy's up to float rounding and are taken as they are, except in the first
+        micro-batch of each kind, recomputed every step as a check (mismatch/*)."""
         self.model.eval()
+        checked: set[bool] = set()  # kinds (choice or text) whose check micro-batch ran
+        recomputed: list[Sample] = []
         for chunk in micro_batches(samples, self.settings.micro_batch_size):
-            logps, mask, _ = self._action_logps(chunk)
-            ref = None
+            reusable = self.settings.reuse_sampler_logps and all(x.sampled_by_learner and x.sampler_logps is not None for x in chunk)
+            if reusable and chunk[0].is_choice in checked:
+                for sample in chunk:
+                    sample.old_logps = torch.tensor(sample.sampler_logps, dtype=torch.float32)
+                    sample.is_weights = None  # the behaviour policy is the learner's: no correction
+            else:
+                checked.add(chunk[0].is_choice)
+                logps, _, _ = self._action_logps(chunk)
+                for row, sample in enumerate(chunk):
+                    sample.old_logps = logps[row, : sample.action_length].detach().cpu()
+                recomputed.extend(chunk)
             if need_ref:
                 if self.settings.kl_reference == "base":
                     with self.model.disable_adapter():  # the base model: same weights, adapter off
                         ref, _, _ = self._action_logps(chunk)
                 else:
                     ref, _, _ = self._action_logps(chunk, adapter_names=[self.ref_name] * len(chunk))
-            for row, sample in enumerate(chunk):
-                n = sample.action_length
-                sample.old_logps = logps[row, :n].detach().cpu()
-                sample.ref_logps = ref[row, :n].detach().cpu() if ref is not None else None
-        return sampler_mismatch(samples, self.settings)
+                for row, sample in enumerate(chunk):
+                    sample.ref_logps = ref[row, : sample.action_length].detach().cpu()
+            else:
+                for sample in chunk:
+                    sample.ref_logps = None
+        return sampler_mismatch(recomputed, self.settings)
 
     # ---- the update --------------------------------------------------------------------------
 
     def update(self, samples: list[Sample], rng: random.Random) -> dict[str, float]:
         """`epochs` passes of clipped policy-gradient steps over `samples`; returns the mean stats."""
         s = self.settings
-        need_ref = s.kl_coef > 0 or s.kl_reference == "base"  # KL to base is always logged
-        if s.kl_reference == "adapter" and self.ref_name is None:
-            need_ref = False
+        # The reference pass only when the loss has a KL term: at kl_coef 0 it would cost a forward
+        # of every turn for a logged number (train/kl is then absent).
+        need_ref = s.kl_coef > 0 and (s.kl_reference == "base" or self.ref_name is not None)
         started = time.perf_counter()
         turns = len(samples)
         if s.merge_duplicates:
@@ -377,6 +397,8 @@ class Learner:
         out["train/turns"] = turns
         out["train/tokens_per_s"] = tokens_seen / elapsed if elapsed > 0 else 0.0
         out["train/seconds"] = elapsed
+        if not need_ref:
+            del out["train/kl"]  # no reference pass ran: no KL to report
         out.update(mismatch)
         return out
 

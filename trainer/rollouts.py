@@ -90,20 +90,26 @@ def training_policy(
     return policy
 
 
-def turn_sample(meta: dict[str, Any], advantage: float) -> Sample:
+def turn_sample(meta: dict[str, Any], advantage: float, *, learner_engine: bool = False, top_p: float = 1.0) -> Sample:
     """The learner's sample of one recorded turn of `training_policy`: its exact ids, and for a
     choice-mode draw every legal move's ids and the draw's temperature. The sampler's log-probs
-    (vLLM's per token, or the scoring's probability of the draw) are what the learner checks its
-    own against."""
+    (per token, or the scoring's probability of the draw) are what the learner checks its own
+    against, or takes as its own (`Sample.sampled_by_learner`) where the turn was produced by the
+    learner's engine itself (`learner_engine`: rollouts in the trainer's process): a choice draw is
+    always scored on the hf engine; a text reply only when generated there (engine label "hf")
+    from the whole vocabulary (top_p 1)."""
     prompt_ids, completion_ids = list(meta["prompt_ids"]), list(meta["completion_ids"])
+    label = str(meta.get("engine") or "")
     if meta.get("option_ids") is not None:
         temperature = float(meta["choice_temperature"])
         chosen = int(meta["chosen"])
         drawn = choice_probabilities(list(meta["option_logprobs"]), temperature)[chosen]
         return Sample(prompt_ids, completion_ids, advantage, option_ids=[list(ids) for ids in meta["option_ids"]],
-                      chosen=chosen, choice_temperature=temperature, sampler_logps=[math.log(drawn)] if drawn > 0 else None)
+                      chosen=chosen, choice_temperature=temperature, sampler_logps=[math.log(drawn)] if drawn > 0 else None,
+                      sampled_by_learner=learner_engine and label.endswith("hf"))
     sampled = meta.get("completion_logprobs")
-    return Sample(prompt_ids, completion_ids, advantage, sampler_logps=list(sampled) if sampled is not None else None)
+    return Sample(prompt_ids, completion_ids, advantage, sampler_logps=list(sampled) if sampled is not None else None,
+                  sampled_by_learner=learner_engine and label == "hf" and top_p >= 1.0)
 
 
 def save_adapter_version(learner: Any, folder: Path, step: int) -> Path:

@@ -307,12 +307,13 @@ class Trainer:
         credits = attempt_credit([turn.clean for turn, _ in turns], roles, self.config.rewards.attempt_credit)
         samples: list[Sample] = []
         dropped = 0
+        learner_engine = self.collectors is None  # rollouts in this process, on the learner's engine (or scored there)
         for (turn, advantage), credit in zip(turns, credits):
             prompt_ids, completion_ids = turn.meta.get("prompt_ids"), turn.meta.get("completion_ids")
             if not completion_ids or not prompt_ids or len(prompt_ids) > self.config.rollout.max_prompt_tokens:
                 dropped += 1
                 continue
-            samples.append(turn_sample(turn.meta, float(advantage) + credit))
+            samples.append(turn_sample(turn.meta, float(advantage) + credit, learner_engine=learner_engine, top_p=self.config.rollout.top_p))
         return samples, dropped
 
     def _update(self, samples: list[Sample]) -> dict[str, Any]:

@@ -395,10 +395,20 @@ class HFEngine:
                 pass
 
     def shutdown(self) -> None:
-        """Stop the model thread (idempotent); the engine serves nothing afterwards."""
-        if not self._closed:
-            self._closed = True
-            self._executor.shutdown(wait=False, cancel_futures=True)
+        """Stop every loop's batcher and the model thread (idempotent); the engine serves nothing
+        afterwards."""
+        if self._closed:
+            return
+        self._closed = True
+        with self._batchers_lock:
+            batchers = list(self._batchers.values())
+            self._batchers.clear()
+        for batcher in batchers:
+            try:
+                batcher.loop.call_soon_threadsafe(batcher.task.cancel)
+            except RuntimeError:  # that loop is closed already
+                pass
+        self._executor.shutdown(wait=False, cancel_futures=True)
 
     # ---------------------------------------------------------------- queue side
 

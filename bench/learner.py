@@ -1,0 +1,166 @@
+"""The learner against the bare cost of the same tokens, in one run on one machine.
+
+    python -m bench.learner                         # Kuhn poker and Tic-Tac-Toe, the strategy bench's settings
+    python -m bench.learner --game tictactoe --repeats 5
+
+For each game: one step of self-play rollouts in choice mode (bench.strategy's configuration:
+the shipped SmolLM2 + a fresh LoRA, hf engine), then, on those very samples, median of --repeats:
+- `learner`: `Learner.update` as `arena train` runs it (behaviour log-probs taken from the
+  sampler where it was the learner's engine, one check micro-batch, the base model's pass for the
+  KL term, `epochs` passes of clipped steps, AdamW);
+- `recompute`: the same update with `reuse_sampler_logps: false` (every turn run again for its
+  behaviour log-probs, as before issue 29);
+- `bare`: plain torch on the same micro-batches: each row's tokens (prompt + reply; for a choice
+  turn prompt + each legal move) left padded, one forward and one backward of the summed
+  log-probs of the scored tokens through the same LoRA, `epochs` times; no cache, no prefix
+  sharing, no reference, no optimizer.
+Trained tokens are the tokens the learner scores per epoch (prompt and scored reply tokens of every
+sample, a choice's every legal move) times epochs; tokens/s = trained tokens / seconds. The
+headline `learner_over_bare` is bare seconds / learner seconds (>= 0.7 is the target: the learner
+costs at most 1.43x the bare forward and backward of its tokens). It ends with one line of JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import json
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from bench.strategy import TRAIN_TEMPERATURE, build_config
+from trainer.config import parse_config
+from trainer.learner import Learner, Sample, micro_batches
+from trainer.run import Trainer
+
+
+def samples_of_one_step(trainer: Trainer) -> list[Sample]:
+    """One step's rollouts turned into the learner's samples, as train_step does."""
+    rollout = asyncio.run(trainer._play_rollout(1))
+    episodes = trainer._score_episodes(rollout.records)
+    samples, _ = trainer._samples(episodes, trainer._advantages(episodes))
+    return samples
+
+
+def scored_tokens(sample: Sample) -> int:
+    """Tokens the learner runs for one sample: the prompt, and the reply or every legal move."""
+    if sample.option_ids is not None:
+        return len(sample.prompt_ids) + sum(len(ids) for ids in sample.option_ids)
+    return len(sample.prompt_ids) + len(sample.completion_ids)
+
+
+def bare_rows(sample: Sample) -> list[tuple[list[int], int]]:
+    """(row ids, scored tokens at its end) for plain torch: one row per reply the learner scores."""
+    replies = sample.option_ids if sample.option_ids is not None else [sample.completion_ids]
+    return [(sample.prompt_ids + list(reply), len(reply)) for reply in replies]
+
+
+def bare_seconds(learner: Learner, chunks: list[list[Sample]], epochs: int) -> float:
+    """Forward and backward of the summed reply log-probs over left-padded rows, plain torch."""
+    model, pad = learner.model, learner.engine.tokenizer.pad_token_id
+    model.train() if learner.dropout else model.eval()
+    started = time.perf_counter()
+    for _ in range(epochs):
+        for chunk in chunks:
+            rows = [row for sample in chunk for row in bare_rows(sample)]
+            width = max(len(ids) for ids, _ in rows)
+            ids = torch.full((len(rows), width), pad, dtype=torch.long)
+            attention = torch.zeros_like(ids)
+            scored = torch.zeros((len(rows), width), dtype=torch.bool)
+            for r, (row, n) in enumerate(rows):
+                ids[r, width - len(row):] = torch.tensor(row)
+                attention[r, width - len(row):] = 1
+                scored[r, width - n:] = True
+            logits = model(input_ids=ids, attention_mask=attention).logits[:, :-1].float()
+            logps = logits.log_softmax(-1).gather(2, ids[:, 1:].unsqueeze(2)).squeeze(2)
+            (logps * scored[:, 1:]).sum().backward()
+    seconds = time.perf_counter() - started
+    learner.optimizer.zero_grad(set_to_none=True)
+    model.eval()
+    return seconds
+
+
+def timed_update(learner: Learner, samples: list[Sample], reuse: bool) -> float:
+    """Seconds of one `Learner.update` on fresh copies of `samples`, the adapter restored after."""
+    state = {k: v.detach().clone() for k, v in learner.params.items()}
+    optimizer = copy.deepcopy(learner.optimizer.state_dict())
+    learner.settings = learner.settings.model_copy(update={"reuse_sampler_logps": reuse})
+    started = time.perf_counter()
+    learner.update(copy.deepcopy(samples), random.Random(0))
+    seconds = time.perf_counter() - started
+    with torch.no_grad():
+        for k, p in learner.params.items():
+            p.copy_(state[k])
+    learner.optimizer.load_state_dict(optimizer)
+    return seconds
+
+
+def measure(game: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
+    options = argparse.Namespace(
+        name=f"bench-learner-{game}", runs=runs, seed=args.seed, game=game, train_temperature=TRAIN_TEMPERATURE[game],
+        groups=args.groups, group_size=args.group_size, learning_rate=1e-3, kl_coef=0.1, entropy_coef=0.02,
+    )
+    trainer = Trainer(parse_config(build_config(options), "bench"))
+    trainer.setup()
+    started = time.perf_counter()
+    samples = samples_of_one_step(trainer)
+    rollout_s = time.perf_counter() - started
+    learner = trainer.learner
+    settings = learner.settings
+    merged = samples
+    if settings.merge_duplicates:
+        from trainer.learner import merge_duplicates
+
+        merged = merge_duplicates(samples)
+    chunks = micro_batches(merged, settings.micro_batch_size)
+    tokens = sum(scored_tokens(s) for s in merged) * settings.epochs
+    times: dict[str, list[float]] = {"learner": [], "recompute": [], "bare": []}
+    for _ in range(args.repeats):  # interleaved, so a busier moment hurts all three alike
+        times["learner"].append(timed_update(learner, samples, reuse=True))
+        times["recompute"].append(timed_update(learner, samples, reuse=False))
+        times["bare"].append(bare_seconds(learner, chunks, settings.epochs))
+    medians = {k: statistics.median(v) for k, v in times.items()}
+    trainer.close()
+    out = {
+        "game": game, "turns": len(samples), "samples": len(merged), "micro_batches": len(chunks), "epochs": settings.epochs,
+        "trained_tokens": tokens, "rollout_s": round(rollout_s, 1),
+        **{f"{k}_s": round(v, 2) for k, v in medians.items()},
+        **{f"{k}_tokens_per_s": round(tokens / v, 1) for k, v in medians.items()},
+        "learner_over_bare": round(medians["bare"] / medians["learner"], 3),
+        "recompute_over_bare": round(medians["bare"] / medians["recompute"], 3),
+    }
+    print(json.dumps(out), flush=True)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--game", choices=["kuhn_poker", "tictactoe", "both"], default="both")
+    parser.add_argument("--groups", type=int, default=16, help="deals per step, as bench.strategy")
+    parser.add_argument("--group-size", type=int, default=4)
+    parser.add_argument("--repeats", type=int, default=3, help="timed updates of each kind (median)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    games = ["kuhn_poker", "tictactoe"] if args.game == "both" else [args.game]
+    with tempfile.TemporaryDirectory(prefix="bench-learner-") as tmp:
+        results = {game: measure(game, args, Path(tmp)) for game in games}
+    summary: dict[str, Any] = {"torch_threads": torch.get_num_threads()}
+    for game, r in results.items():
+        short = "kuhn" if game == "kuhn_poker" else "ttt"
+        summary[f"{short}_learner_over_bare"] = r["learner_over_bare"]
+        summary[f"{short}_update_s"] = r["learner_s"]
+        summary[f"{short}_update_s_recompute"] = r["recompute_s"]
+        summary[f"{short}_rollout_s"] = r["rollout_s"]
+    summary["learner_over_bare"] = min(r["learner_over_bare"] for r in results.values())
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
