@@ -17,42 +17,70 @@ MIN_SHARED_PREFIX = 32  # shorter common prefixes are not worth a separate prefi
 def option_token_logprobs(
     model: Any, first_logprobs: "torch.Tensor", attention_mask: "torch.Tensor", cache: Any, option_ids: list[list[list[int]]],
     pad_id: int, forward_kwargs: Callable[[list[int]], dict[str, Any]],
-) -> torch.Tensor:
+) -> "torch.Tensor":
     """Each option's per-token log-probs as the continuation of its prompt, one row per (prompt,
     option) in order, 0 past an option's end: [rows, longest option].
 
     `first_logprobs` [prompts, vocab] are the next-token log-probs after each prompt, whose
-    attention mask and KV cache are given; the cache is repeated for each option (changed in
-    place) and only the options' own tokens run. Differentiable: the learner computes the same
-    scores with gradients (trainer.learner). `forward_kwargs(owner)` adds per-row model arguments
-    (the adapter of each row's prompt)."""
+    attention mask and KV cache are given. A prompt's options run as ONE row after its cache, one
+    after another, under a 4D attention mask: each option's tokens see the prompt and the earlier
+    tokens of their own option only, at the positions they would have as the reply. So the prompt's
+    KV cache is used as it is, never copied once per option (which cost 1.6-1.9x the time and the
+    memory of a copy of the cache per legal move: docs/benchmarks.md). Differentiable: the learner
+    computes the same scores with gradients (trainer.learner). `forward_kwargs(owner)` adds
+    per-row model arguments (the adapter of each row's prompt)."""
     import torch
 
-    owner = [i for i, options in enumerate(option_ids) for _ in options]
-    rows = [ids for options in option_ids for ids in options]
     device = attention_mask.device
-    index = torch.tensor(owner, device=device)
-    cache.batch_select_indices(index)
-    width = max(len(ids) for ids in rows)
-    opt = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    opt_mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for row, ids in enumerate(rows):  # right padded: option tokens follow the prompt
-        opt[row, : len(ids)] = torch.tensor(ids)
-        opt_mask[row, : len(ids)] = 1
-    opt, opt_mask = opt.to(device), opt_mask.to(device)
+    prompts, prompt_width = attention_mask.shape
+    spans: list[list[tuple[int, int]]] = []  # per prompt: (start in its row, length) of each option
+    rows: list[list[int]] = []
+    for options in option_ids:
+        row: list[int] = []
+        spans.append([])
+        for ids in options:
+            spans[-1].append((len(row), len(ids)))
+            row.extend(ids)
+        rows.append(row)
+    width = max(len(row) for row in rows)
+    ids = torch.full((prompts, width), pad_id, dtype=torch.long)
+    positions = torch.zeros((prompts, width), dtype=torch.long)
+    allowed = torch.zeros((prompts, width, prompt_width + width), dtype=torch.bool)
+    prompt_lengths = attention_mask.sum(-1).tolist()
+    prompt_keys = attention_mask.bool().cpu()
+    for b, (row, row_spans) in enumerate(zip(rows, spans)):
+        ids[b, : len(row)] = torch.tensor(row, dtype=torch.long)
+        for start, n in row_spans:
+            positions[b, start : start + n] = int(prompt_lengths[b]) + torch.arange(n)
+            allowed[b, start : start + n, :prompt_width] = prompt_keys[b]
+            allowed[b, start : start + n, prompt_width + start : prompt_width + start + n] = torch.tril(torch.ones(n, n, dtype=torch.bool))
+        for j in range(len(row), width):  # padding sees itself only (a finite softmax); nothing reads it
+            allowed[b, j, prompt_width + j] = True
+    dtype = model.get_input_embeddings().weight.dtype
+    mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min).unsqueeze(1)
     out = model(
-        input_ids=opt,
-        attention_mask=torch.cat([attention_mask[index], opt_mask], dim=1),
-        position_ids=attention_mask.sum(-1)[index].unsqueeze(1) + torch.arange(width, device=device).unsqueeze(0),
-        past_key_values=cache,
-        use_cache=True,
-        **forward_kwargs(owner),
+        input_ids=ids.to(device), attention_mask=mask.to(device), position_ids=positions.to(device),
+        past_key_values=cache, use_cache=True, **forward_kwargs(list(range(prompts))),
     )
-    # first token from the prompt's last position; position j of the options predicts token j+1
-    token_logprobs = first_logprobs[index].gather(1, opt[:, :1])
-    if width > 1:
-        rest = out.logits[:, :-1, :].float().log_softmax(-1).gather(2, opt[:, 1:].unsqueeze(2)).squeeze(2)
-        token_logprobs = torch.cat([token_logprobs, rest * opt_mask[:, 1:]], dim=1)
+    # An option's first token comes from the prompt's last position; its token j+1 from its position j.
+    pairs = [(b, start, option) for b, (row_spans, options) in enumerate(zip(spans, option_ids)) for (start, _), option in zip(row_spans, options)]
+    longest = max(len(option) for _, _, option in pairs)
+    owner = torch.tensor([b for b, _, _ in pairs], device=device)
+    first = torch.tensor([option[0] for _, _, option in pairs], device=device)
+    token_logprobs = first_logprobs[owner].gather(1, first.unsqueeze(1))
+    if longest > 1:
+        at = torch.zeros((len(pairs), longest - 1), dtype=torch.long)
+        target = torch.zeros((len(pairs), longest - 1), dtype=torch.long)
+        valid = torch.zeros((len(pairs), longest - 1))
+        for r, (_, start, option) in enumerate(pairs):
+            n = len(option) - 1
+            at[r, :n] = start + torch.arange(n)
+            target[r, :n] = torch.tensor(option[1:])
+            valid[r, :n] = 1
+        at, target, valid = at.to(device), target.to(device), valid.to(device)
+        logits = out.logits[owner.unsqueeze(1), at]  # [pairs, longest-1, vocab]: only the positions that score a token
+        rest = logits.float().log_softmax(-1).gather(2, target.unsqueeze(2)).squeeze(2)
+        token_logprobs = torch.cat([token_logprobs, rest * valid], dim=1)
     return token_logprobs
 
 
