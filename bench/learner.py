@@ -10,10 +10,11 @@ the shipped SmolLM2 + a fresh LoRA, hf engine), then, on those very samples, med
   KL term, `epochs` passes of clipped steps, AdamW);
 - `recompute`: the same update with `reuse_sampler_logps: false` (every turn run again for its
   behaviour log-probs, as before issue 29);
-- `bare`: plain torch on the same micro-batches: each row's tokens (prompt + reply; for a choice
-  turn prompt + each legal move) left padded, one forward and one backward of the summed
-  log-probs of the scored tokens through the same LoRA, `epochs` times; no cache, no prefix
-  sharing, no reference, no optimizer.
+- `bare`: plain torch on the same micro-batches: one row per sample holding exactly the tokens
+  the learner runs for it (prompt + reply; for a choice turn prompt + every legal move one after
+  another), left padded, one forward and one backward of the summed log-probs of those reply
+  tokens through the same LoRA, `epochs` times; a plain causal mask, no cache, no prefix sharing,
+  no reference, no optimizer.
 Trained tokens are the tokens the learner scores per epoch (prompt and scored reply tokens of every
 sample, a choice's every legal move) times epochs; tokens/s = trained tokens / seconds. The
 headline `learner_over_bare` is bare seconds / learner seconds (>= 0.7 is the target: the learner
@@ -57,9 +58,12 @@ def scored_tokens(sample: Sample) -> int:
 
 
 def bare_rows(sample: Sample) -> list[tuple[list[int], int]]:
-    """(row ids, scored tokens at its end) for plain torch: one row per reply the learner scores."""
+    """(row ids, scored tokens at its end) for plain torch: one row of exactly the tokens the
+    learner runs for the sample: the prompt and its reply, or the prompt and every legal move one
+    after another (the learner's one-row layout, here under a plain causal mask: the same cost)."""
     replies = sample.option_ids if sample.option_ids is not None else [sample.completion_ids]
-    return [(sample.prompt_ids + list(reply), len(reply)) for reply in replies]
+    tail = [token for reply in replies for token in reply]
+    return [(sample.prompt_ids + tail, len(tail))]
 
 
 def bare_seconds(learner: Learner, chunks: list[list[Sample]], epochs: int) -> float:
@@ -78,9 +82,12 @@ def bare_seconds(learner: Learner, chunks: list[list[Sample]], epochs: int) -> f
                 ids[r, width - len(row):] = torch.tensor(row)
                 attention[r, width - len(row):] = 1
                 scored[r, width - n:] = True
-            logits = model(input_ids=ids, attention_mask=attention).logits[:, :-1].float()
-            logps = logits.log_softmax(-1).gather(2, ids[:, 1:].unsqueeze(2)).squeeze(2)
-            (logps * scored[:, 1:]).sum().backward()
+            # logits of the positions that score a token only (rows end with their reply): the full
+            # [rows, width, vocab] tensor would be GBs, which no trainer computes
+            keep = max(n for _, n in rows) + 1
+            logits = model(input_ids=ids, attention_mask=attention, logits_to_keep=keep).logits[:, :-1].float()
+            logps = logits.log_softmax(-1).gather(2, ids[:, -keep + 1:].unsqueeze(2)).squeeze(2)
+            (logps * scored[:, -keep + 1:]).sum().backward()
     seconds = time.perf_counter() - started
     learner.optimizer.zero_grad(set_to_none=True)
     model.eval()

@@ -24,7 +24,6 @@ from arena.llm.engines.registry import (
     EngineOptions,
     EnginePreference,
     engine_kind,
-    live_engines,
     open_engine,
     scoring_engine,
     shutdown_engines,
@@ -32,6 +31,6 @@ from arena.llm.engines.registry import (
 
 __all__ = [
     "ENGINE_CHOICES", "ENGINE_KINDS", "CannotScore", "Engine", "EngineOptions", "EnginePreference", "EngineStats",
-    "EngineUnavailable", "Generation", "PromptTooLong", "SamplingParams", "engine_kind", "live_engines", "open_engine",
+    "EngineUnavailable", "Generation", "PromptTooLong", "SamplingParams", "engine_kind", "open_engine",
     "scoring_engine", "shutdown_engines",
 ]

@@ -125,12 +125,6 @@ def scoring_engine(engine: Engine, adapters: list[str] | None = None) -> Engine:
     return _open("hf", engine.base, adapters, EngineOptions())
 
 
-def live_engines() -> list[Engine]:
-    """Every engine this process has open."""
-    with _LOCK:
-        return list(_ENGINES.values())
-
-
 def shutdown_engines() -> None:
     """Stop every engine of this process (at exit; safe to call by hand, and more than once)."""
     with _LOCK:
@@ -180,12 +174,3 @@ def _shut_down_at_exit() -> None:
     if not _EXIT_HOOK:
         _EXIT_HOOK.append(True)
         atexit.register(shutdown_engines)
-
-
-def forget_engine(engine: Engine) -> None:
-    """Drop `engine` from the registry (after its shutdown): the next open starts a fresh one."""
-    with _LOCK:
-        for key, value in list(_ENGINES.items()):
-            if value is engine:
-                del _ENGINES[key]
-
