@@ -46,6 +46,7 @@ class OpenAIPolicy(RemotePolicy):
         return completion_from_response(response)
 
     async def close(self) -> None:
+        await super().close()
         clients, self._clients = self._clients, {}
         for client in clients.values():
             try:
