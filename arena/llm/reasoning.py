@@ -91,7 +91,7 @@ def split_text(text: str) -> SplitText:
         unclosed = unclosed or not match.group(3)
         position = match.end()
     answer_parts.append(text[position:])
-    return SplitText(" ".join(p for p in answer_parts if p.strip()).strip(), "\n\n".join(r.strip() for r in reasoning if r.strip()), unclosed)
+    return SplitText(" ".join(p.strip() for p in answer_parts if p.strip()), "\n\n".join(r.strip() for r in reasoning if r.strip()), unclosed)
 
 
 def strip_reasoning(text: str) -> str:
