@@ -190,8 +190,6 @@ def _enum_param(spec: PolicySpec, key: str, enum_type: Any, default: Any) -> Any
         raise PolicySpecError(f"policy spec {spec.text!r}: {key} must be one of {choices}, not {value!r}") from None
 
 
-
-
 def move_tool(legal_moves: list[str]) -> dict[str, Any]:
     """The OpenAI tool definition: one function whose only argument enumerates the legal moves."""
     return {
@@ -404,7 +402,9 @@ def _reasoning_meta(chosen: Draw, draws: list[Draw]) -> dict[str, Any]:
     reasoning_tokens = _total(d.completion.reasoning_tokens for d in draws)
     if reasoning_tokens is not None:
         meta["reasoning_tokens"] = reasoning_tokens
-        meta["answer_tokens"] = _total(d.completion.answer_tokens for d in draws)
+        answer_tokens = _total(d.completion.answer_tokens for d in draws)
+        if answer_tokens is not None:
+            meta["answer_tokens"] = answer_tokens
         if any(d.completion.reasoning_estimated for d in draws):
             meta["reasoning_tokens_estimated"] = True
     if chosen.length_retry:
