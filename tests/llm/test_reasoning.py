@@ -160,6 +160,16 @@ def test_the_openai_kind_sends_a_thinking_budget_in_the_body_as_anthropic_reads_
     assert provider.bodies[0]["thinking"] == {"type": "enabled", "budget_tokens": 1500}
 
 
+def test_openais_own_api_gets_the_reply_cap_as_max_completion_tokens(monkeypatch, provider):
+    """OpenAI's reasoning models refuse `max_tokens` (API reference: deprecated, "not compatible
+    with o-series models"); other servers keep getting `max_tokens`."""
+    monkeypatch.setenv("OPENAI_API_KEY", "not-a-real-key")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    official = make_policy("openai:o4-mini,reasoning_effort=low,max_tokens=4096")._sampling_kwargs(None)
+    assert official == {"max_completion_tokens": 4096}
+    assert make_policy(_spec("openai", provider))._sampling_kwargs(None) == {"max_tokens": 2048}
+
+
 def test_litellm_passes_a_thinking_budget_to_providers_that_take_one(monkeypatch):
     seen: dict[str, Any] = {}
 
