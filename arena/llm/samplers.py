@@ -16,7 +16,10 @@
                attempts, and the game's own retries still follow an answer it refuses.
 
 Every answer of a vote or rethink is recorded in the turn's meta (`samples`, and `votes` or
-`rethinks`); the move's tokens and cost add up every call (llm_policy.py).
+`rethinks`); the move's tokens and cost add up every call (llm_policy.py). A sample that fails (a
+provider outage after its retries) is left out of the vote (`failed_samples`), and the move fails
+only when all do; a failed rethink round ends the rethinking (`rethink_error`) and the answer in
+hand goes to the game.
 """
 
 from __future__ import annotations
@@ -96,30 +99,39 @@ class Sampler:
         return Sampled(only, [only], {})
 
     async def _vote(self, draw: DrawFn, seed: int) -> Sampled:
-        draws = list(await asyncio.gather(*(draw(sample_seed(seed, i), []) for i in range(self.n))))
+        results = await asyncio.gather(*(draw(sample_seed(seed, i), []) for i in range(self.n)), return_exceptions=True)
+        draws = [r for r in results if isinstance(r, Draw)]
+        failed = [r for r in results if not isinstance(r, Draw)]
+        if not draws or any(not isinstance(f, Exception) for f in failed):
+            raise failed[0]  # every sample failed (a provider outage): the move fails as a single draw would
+        meta: dict[str, Any] = {"failed_samples": len(failed)} if failed else {}
         legal = [d.parsed.action for d in draws if d.parsed.matched]
         pool = legal or [d.parsed.action for d in draws if d.parsed.rejection is None and d.parsed.action.strip()]
         if not pool:
-            return Sampled(draws[0], draws, {"votes": {}})
+            return Sampled(draws[0], draws, {"votes": {}, **meta})
         votes = Counter(pool)  # a dict: keys in order of first occurrence
         top = max(votes.values())
         winner = next(move for move, n in votes.items() if n == top)
         chosen = next(d for d in draws if d.parsed.action == winner and (d.parsed.matched or not legal))
-        return Sampled(chosen, draws, {"votes": dict(votes)})
+        return Sampled(chosen, draws, {"votes": dict(votes), **meta})
 
     async def _rethink(self, draw: DrawFn, seed: int, verdict: Verdict, follow_up: FollowUp) -> Sampled:
         follow: list[Message] = []
         current = await draw(seed, follow)
-        draws = [current]
+        draws, meta = [current], {}
         for round_ in range(1, self.n + 1):
             feedback = verdict(current)
             if feedback is None:
                 break
             current.feedback = feedback
             follow = follow + follow_up(current, feedback)
-            current = await draw(sample_seed(seed, round_), follow)
+            try:
+                current = await draw(sample_seed(seed, round_), follow)
+            except Exception as exc:  # a failed extra round: the answer in hand goes to the game
+                meta["rethink_error"] = str(exc)[:300]
+                break
             draws.append(current)
-        return Sampled(current, draws, {"rethinks": len(draws) - 1})
+        return Sampled(current, draws, {"rethinks": len(draws) - 1, **meta})
 
 
 def draw_record(draw: Draw, raw: str) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from arena.llm.harness import describe_spec
 from arena.llm.llm_policy import LOCAL_PARAMS, Completion, LLMSettings
 from arena.llm.parsers import ParserChoice
 from arena.match import play_match
-from arena.policy import MoveRequest, PolicySpec, PolicySpecError, make_policy
+from arena.policy import MoveRequest, PolicyFailure, PolicySpec, PolicySpecError, make_policy
 from arena.scripted import BotPolicy
 from games.registry import make_game
 from league.config import GameEntry, LeagueConfig, PolicyEntry
@@ -59,6 +59,25 @@ async def test_a_single_draw_asks_once_and_records_no_samples():
     assert reply.meta["harness"] == {"sampler": "single", "parser": "strict", "prompt": "default"}
 
 
+async def test_a_failed_sample_is_left_out_of_the_vote_and_all_failing_fails_the_move():
+    class Flaky(ScriptedLLM):
+        async def _complete(self, messages, mode, legal_moves, seed, budget):
+            if len(self.calls) % 2 == 1:
+                self.calls.append({"seed": seed})
+                raise PolicyFailure("provider down after retries")
+            return await super()._complete(messages, mode, legal_moves, seed, budget)
+
+    reply = await Flaky(["[8]"], sampler="vote:3").act(_request())
+    assert reply.action == "8" and reply.meta["failed_samples"] == 1 and len(reply.meta["samples"]) == 2
+
+    class Down(ScriptedLLM):
+        async def _complete(self, *args):
+            raise PolicyFailure("provider down after retries")
+
+    with pytest.raises(PolicyFailure):
+        await Down(["[8]"], sampler="vote:3").act(_request())
+
+
 # ---------------------------------------------------------------- rethink:N
 
 
@@ -100,6 +119,17 @@ async def test_rethink_gives_up_after_n_rounds_and_the_game_judges_the_last_answ
     first = record.turns[0]
     assert not first.valid and first.attempt == 0 and first.meta["rethinks"] == 2
     assert len(first.meta["samples"]) == 3
+
+
+async def test_a_failed_rethink_round_plays_the_answer_in_hand():
+    class FailsSecond(ScriptedLLM):
+        async def _complete(self, messages, mode, legal_moves, seed, budget):
+            if self.calls:
+                raise PolicyFailure("provider down after retries")
+            return await super()._complete(messages, mode, legal_moves, seed, budget)
+
+    reply = await FailsSecond(["I pass"], sampler="rethink:2").act(_request())
+    assert reply.rejection and reply.meta["rethinks"] == 0 and "provider down" in reply.meta["rethink_error"]
 
 
 # ---------------------------------------------------------------- parsers
