@@ -190,6 +190,25 @@ class Game(ABC):
         """The scripted baseline's move, using only what `player` may know. Default: random."""
         return self.random_move(player, rng)
 
+    def check_move(self, player: int, action: str) -> str | None:
+        """Why `action` would be refused now, without playing it; None when it would be accepted.
+        Harnesses that let a model rethink before its answer reaches the game ask this
+        (arena.llm.samplers). Default: a listed legal move is accepted (case and spacing aside);
+        games that accept other spellings say so by overriding it (NativeGame asks its own check)."""
+        legal = self.legal_moves(player)
+        if legal is None:
+            return None
+        wanted = "".join(action.split()).lower().strip("[]")
+        if any("".join(m.split()).lower() == wanted for m in legal):
+            return None
+        return f"{action.strip()[:40]!r} is not one of the legal moves"
+
+    def move_notation(self, player: int, notation: str) -> list[str] | None:
+        """The player's legal moves written in another notation the game also accepts, in the
+        order of `legal_moves(player)`; None where the game has no notation by that name. Prompt
+        variants list moves in it (arena.llm.prompt_variants); chess offers "san"."""
+        return None
+
     def bot_distribution(self, player: int) -> dict[str, float] | None:
         """The scripted baseline's move probabilities where the game states them (exact
         evaluation needs them); None where the baseline is only known by its draws."""
@@ -300,6 +319,12 @@ class NativeGame(Game):
         self.move_count += 1
         self._apply(player, move)
         return StepResult(valid=True, move=move)
+
+    def check_move(self, player: int, action: str) -> str | None:
+        """The game's own check (`_check` changes nothing), with the feedback `step` would give."""
+        self._check_player(player, must_act=True)
+        _, error = self._check(player, str(action))
+        return None if error is None else f"Invalid move: {error}"
 
     def fail(self, player: int, reason: str) -> StepResult:
         self._check_player(player, must_act=True)

@@ -22,7 +22,9 @@ from arena.policy import Exchange, MoveRequest, Policy, PolicyFailure, PolicyRep
 from arena.redaction import redact
 
 MAX_REPLY_CHARS = 8000  # replies are untrusted: cap what we store and show
-LENIENT_PARSES = frozenset({"mention"})  # TurnRecord.meta["parse"] values that are not clean replies
+# TurnRecord.meta["parse"] values that are not clean replies: a legal move found in prose (parser
+# fuzzy) or named by a second model (parser extractor:SPEC), not stated as the prompt asked
+LENIENT_PARSES = frozenset({"mention", "extracted"})
 
 
 @dataclass
@@ -52,8 +54,9 @@ class TurnRecord:
 
     @property
     def clean(self) -> bool:
-        """A valid move stated as asked. A lenient "mention" parse (a legal move found somewhere
-        in prose) is accepted by the game, but leaderboards, exports and rewards count it as invalid."""
+        """A valid move stated as asked. A lenient parse ("mention": a legal move found somewhere
+        in prose; "extracted": named by an extractor model) is accepted by the game, but
+        leaderboards, exports and rewards count it as invalid."""
         return self.valid and self.meta.get("parse") not in LENIENT_PARSES
 
 
@@ -162,6 +165,8 @@ async def play_match(
             baseline=lambda rng, p=player: game.bot_move(p, rng),
             random_move=lambda rng, p=player: game.random_move(p, rng),
             baseline_distribution=lambda p=player: game.bot_distribution(p),
+            check_move=lambda text, p=player: game.check_move(p, text),
+            move_notation=lambda notation, p=player: game.move_notation(p, notation),
         )
         t0 = time.perf_counter()
         try:

@@ -47,6 +47,11 @@ class MoveRequest:
     baseline: Callable[[random.Random], str] | None = None
     random_move: Callable[[random.Random], str] | None = None
     baseline_distribution: Callable[[], dict[str, float] | None] | None = None  # the baseline's move probabilities
+    # The game's verdict on a move without playing it (None: accepted), and this seat's legal moves
+    # in another notation the game accepts (Game.check_move, Game.move_notation): harness variants
+    # (arena.llm.samplers' rethink, arena.llm.prompt_variants) use them; None outside a match.
+    check_move: Callable[[str], str | None] | None = None
+    move_notation: Callable[[str], list[str] | None] | None = None
 
     @property
     def player(self) -> int:

@@ -33,3 +33,9 @@ def move_seed(spec_seed: int | str | None, request: MoveRequest) -> int:
     obs = request.observation
     base = spec_seed if spec_seed not in (None, "") else seat_seed(request.match_seed, obs.player)
     return _hash_seed(f"{base}:{request.match_seed}:{obs.player}:{obs.turn}:{request.attempt}")
+
+
+def sample_seed(seed: int, index: int) -> int:
+    """The seed of the `index`-th model call of one move (a vote's samples, rethink rounds): the
+    move's seed for the first, so a single-draw policy draws exactly as before; derived for the rest."""
+    return seed if index == 0 else _hash_seed(f"sample:{seed}:{index}")

@@ -81,6 +81,12 @@ class Chess(NativeGame):
     def _legal_moves(self, player: int) -> list[str]:
         return [move.uci() for move in self._board.legal_moves]
 
+    def move_notation(self, player: int, notation: str) -> list[str] | None:
+        """SAN (`Nf3`, `O-O`, `exd5`), which `_check` accepts as well as UCI, in legal-move order."""
+        if notation != "san" or self.finished:
+            return None
+        return [self._board.san(move) for move in self._board.legal_moves]
+
     def _check(self, player: int, action: str) -> tuple[str | None, str | None]:
         text = action.strip().strip("[]").strip()
         if not text or len(text) > 12 or not _MOVE_TEXT.fullmatch(text):

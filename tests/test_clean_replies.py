@@ -19,7 +19,7 @@ UNMEANT = "1, 2, 5, 6, 7\n\nA valid move: 1, 2, 5, 6, 7"
 
 
 async def _first_turns(lenient: bool):
-    policy = ScriptedLLM([UNMEANT, lambda legal: f"[{legal[0]}]"], lenient_parse=lenient)
+    policy = ScriptedLLM([UNMEANT, lambda legal: f"[{legal[0]}]"], parser="fuzzy" if lenient else "strict")
     record = await play_match(make_game("tictactoe"), [policy, BotPolicy()], seed=2)
     return record, policy
 
@@ -62,6 +62,7 @@ async def test_a_lenient_mention_is_played_but_never_counted_clean(tmp_path):
     store.close()
 
 
-def test_parse_mode_is_a_spec_parameter():
-    assert make_policy("local,parse=lenient").settings.lenient_parse is True
-    assert make_policy("local").settings.lenient_parse is False
+def test_parse_mode_is_a_spec_parameter_and_the_older_name_of_parser():
+    assert make_policy("local,parse=lenient").settings.harness.parser.name == "fuzzy"
+    assert make_policy("local,parser=fuzzy").settings.harness.parser.name == "fuzzy"
+    assert make_policy("local").settings.harness.parser.name == "strict"

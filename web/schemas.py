@@ -116,6 +116,7 @@ class PolicyOut(BaseModel):
     league: str
     name: str
     spec: str
+    harness: dict[str, Any] | None = None  # an LLM's sampler, parser, prompt (and reasoning budget), read from its spec
     system: System
     rating: HistoryPoint | None
     history: list[HistoryPoint]

@@ -47,6 +47,8 @@ def _mcp_skip_kwargs(litellm: Any) -> dict[str, Any]:
 class LiteLLMPolicy(RemotePolicy):
     """`litellm:PROVIDER/MODEL` via `litellm.acompletion` (keys from LiteLLM's usual env vars)."""
 
+    api = "litellm"  # the reasoning budget goes as LiteLLM's own arguments (reasoning_effort, thinking)
+
     def __init__(self, model: str, settings: LLMSettings, *, api_base: str | None, api_key: str | None):
         super().__init__(settings)
         self.model = model
@@ -83,10 +85,32 @@ class LiteLLMPolicy(RemotePolicy):
         return float(cost) if cost else None
 
 
+def _check_reasoning_params(spec: PolicySpec, settings: LLMSettings) -> None:
+    """A reasoning budget LiteLLM would refuse for this provider and model (UnsupportedParamsError
+    at the first move) is refused now, in one line."""
+    wanted = [name for name, value in (("reasoning_effort", settings.reasoning.effort), ("thinking", settings.reasoning.thinking_budget)) if value is not None]
+    if not wanted:
+        return
+    litellm = _litellm()
+    try:
+        model, provider, _, _ = litellm.get_llm_provider(spec.target)
+        supported = set(litellm.get_supported_openai_params(model=model, custom_llm_provider=provider) or [])
+    except Exception:  # a provider LiteLLM cannot name: let the call say what it thinks
+        return
+    for name in wanted:
+        if name not in supported:
+            param = "thinking_budget" if name == "thinking" else name
+            raise PolicySpecError(
+                f"policy spec {spec.text!r}: {param}: LiteLLM sends no {name} parameter to {spec.target} "
+                f"(its {provider} provider takes {'reasoning_effort' if 'reasoning_effort' in supported else 'neither reasoning parameter'} for this model)"
+            )
+
+
 def make_litellm(spec: PolicySpec) -> Policy:
     settings = LLMSettings.from_spec(spec, LITELLM_PARAMS, default_max_new_tokens=256)
     reject_choice_mode(spec, settings)
     if "/" not in spec.target:
         raise PolicySpecError(f"policy spec {spec.text!r}: name PROVIDER/MODEL, e.g. litellm:anthropic/claude-3-5-haiku-latest")
     api_key = api_key_from_env(spec, None)  # else LiteLLM reads the provider's own variable
+    _check_reasoning_params(spec, settings)
     return display_name(LiteLLMPolicy(spec.target, settings, api_base=spec.params.get("api_base") or None, api_key=api_key), spec)

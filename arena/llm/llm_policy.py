@@ -15,21 +15,31 @@ Modes (spec param `mode=`):
          recorded in the turn's meta (`move_probs`), and `move_distribution` answers without a draw.
          The temperature may go up to 10 here; free-text turns of a choice-mode policy (games
          without a move list) sample at 1, the model's own distribution, as training does.
-Parsing (spec param `parse=`): strict (default) takes only the bracketed answer or the structured
-one; lenient also takes a legal move mentioned anywhere in prose (see parsing.py).
 Free-text games (no legal-move list), or lists longer than providers accept in an enum, use text.
 Local models answer tools/json by scoring every legal move (`engine.choose`): always legal.
+
+The harness around the model is spec parameters too (harness.py): `sampler=` (how many answers a
+move asks for, samplers.py), `parser=` (how the move is read, parsers.py; `parse=` is its older
+name), `prompt=` (what the prompt shows, prompt_variants.py); and for the API kinds the reasoning
+budget (`reasoning_effort=`, `thinking_budget=`, reasoning.py). Reasoning is set apart from every
+answer before it is read, counted, and a reply cut off while reasoning is asked once more, shorter.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from abc import abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
-from arena.llm.parsing import ParsedMove, parse_move, parse_structured
+from arena.llm import prompt_variants, reasoning
+from arena.llm.harness import HARNESS_PARAMS, REASONING_PARAMS, Harness, harness_from_params
+from arena.llm.parsers import MoveParser
+from arena.llm.parsing import format_feedback
+from arena.llm.prompt_variants import PromptVariant, PromptView
 from arena.llm.prompting import (
+    DEFAULT_VARIANT,
     TOOL_NAME,
     Message,
     Mode,
@@ -38,8 +48,12 @@ from arena.llm.prompting import (
     PromptTooLarge,
     build_prompt,
     estimate_tokens,
+    rethink_turn,
+    with_instruction,
 )
+from arena.llm.reasoning import ReasoningBudget
 from arena.llm.retry import RetryConfig, RetryStats
+from arena.llm.samplers import Draw, Sampled, draw_record
 from arena.seeding import move_seed
 from arena.policy import (
     MoveRequest,
@@ -57,9 +71,8 @@ MAX_ENUM_MOVES = 500  # larger legal-move lists are asked in text mode (provider
 MAX_CHOICE_TEMPERATURE = 10.0  # = trainer's rollout.temperature cap, so every checkpoint's spec is valid
 DEFAULT_REMOTE_CONTEXT = 32_000  # tokens assumed for a remote model unless `max_context=` says
 
-COMMON_PARAMS = {"temperature", "top_p", "max_new_tokens", "max_tokens", "seed", "mode", "obs", "name", "max_context", "parse"}
-PARSE_MODES = ("strict", "lenient")
-REMOTE_PARAMS = COMMON_PARAMS | {"timeout", "max_retries", "retry_budget", "api_key_env"}
+COMMON_PARAMS = {"temperature", "top_p", "max_new_tokens", "max_tokens", "seed", "mode", "obs", "name", "max_context"} | HARNESS_PARAMS
+REMOTE_PARAMS = COMMON_PARAMS | {"timeout", "max_retries", "retry_budget", "api_key_env", *REASONING_PARAMS}
 OPENAI_PARAMS = REMOTE_PARAMS | {"base_url"}
 LITELLM_PARAMS = REMOTE_PARAMS | {"api_base"}
 LOCAL_PARAMS = COMMON_PARAMS | {"engine"}
@@ -76,6 +89,13 @@ class Completion:
     cost_usd: float | None = None
     finish_reason: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)  # backend facts for the turn record (choice: move_probs)
+    reasoning: str = ""  # the trace beside the answer (a provider's field; `<think>` text once set apart)
+    reported_reasoning_tokens: int | None = None  # usage.completion_tokens_details.reasoning_tokens
+    # Set when the reasoning is set apart (LLMPolicy._separate, reasoning.py):
+    reasoning_tokens: int | None = None
+    answer_tokens: int | None = None
+    reasoning_estimated: bool = False  # reasoning_tokens estimated from the text's length
+    unclosed_reasoning: bool = False  # the reply stopped inside a `<think>` block
 
 
 @dataclass
@@ -89,7 +109,8 @@ class LLMSettings:
     mode: Mode = Mode.TEXT
     obs: ObsMode = ObsMode.HISTORY
     max_context: int | None = None  # tokens; None: the model's own (local) or DEFAULT_REMOTE_CONTEXT
-    lenient_parse: bool = False  # parse=lenient: a legal move merely mentioned in prose counts
+    harness: Harness = field(default_factory=Harness)  # sampler=, parser= (parse=), prompt=
+    reasoning: ReasoningBudget = field(default_factory=ReasoningBudget)  # reasoning_effort=, thinking_budget= (API kinds)
     retry: RetryConfig = field(default_factory=RetryConfig)
 
     @classmethod
@@ -99,6 +120,10 @@ class LLMSettings:
             raise PolicySpecError(f"policy spec {spec.text!r}: give max_new_tokens or max_tokens, not both")
         key = "max_tokens" if "max_tokens" in spec.params else "max_new_tokens"
         max_new = int_param(spec, key, default_max_new_tokens)
+
+        def bad(message: str) -> PolicySpecError:
+            return PolicySpecError(f"policy spec {spec.text!r}: {message}")
+
         settings = cls(
             temperature=_optional_float(spec, "temperature"),
             top_p=_optional_float(spec, "top_p"),
@@ -107,7 +132,8 @@ class LLMSettings:
             mode=_enum_param(spec, "mode", Mode, Mode.TEXT),
             obs=_enum_param(spec, "obs", ObsMode, ObsMode.HISTORY),
             max_context=int_param(spec, "max_context", None),
-            lenient_parse=_parse_param(spec),
+            harness=harness_from_params(spec.params, bad),
+            reasoning=reasoning.budget_from_params(spec.params, bad, int(max_new if max_new is not None else default_max_new_tokens)),
             retry=RetryConfig(
                 max_retries=int(int_param(spec, "max_retries", RetryConfig.max_retries) or 0),
                 budget_s=float_param(spec, "retry_budget", RetryConfig.budget_s),
@@ -136,17 +162,21 @@ class LLMSettings:
             raise bad("max_retries must be >= 0")
         if self.retry.timeout_s <= 0 or self.retry.budget_s <= 0:
             raise bad("timeout and retry_budget must be positive seconds")
+        self._check_harness(bad)
+
+    def _check_harness(self, bad: Any) -> None:
+        """Harness variants that cannot apply to this mode or observation, refused in one line."""
+        harness = self.harness
+        if self.mode is Mode.CHOICE and (harness.sampler.kind != "single" or harness.parser.kind != "strict"):
+            raise bad("mode=choice draws one legal move from the model's own probabilities: it takes sampler=single and parser=strict")
+        if not harness.prompt.list_moves and self.mode is not Mode.TEXT:
+            raise bad(f"prompt={harness.prompt.name} needs mode=text: mode={self.mode.value} lists the legal moves in its schema or scores them")
+        if self.obs is ObsMode.CHAT and harness.sampler.kind != "single":
+            raise bad(f"sampler={harness.sampler.name} asks several times per move; obs=chat keeps one token chat per seat: use obs=history")
 
 
 def _optional_float(spec: PolicySpec, key: str) -> float | None:
     return float_param(spec, key, 0.0) if key in spec.params else None
-
-
-def _parse_param(spec: PolicySpec) -> bool:
-    value = (spec.params.get("parse") or "strict").lower()
-    if value not in PARSE_MODES:
-        raise PolicySpecError(f"policy spec {spec.text!r}: parse must be one of {', '.join(PARSE_MODES)}, not {value!r}")
-    return value == "lenient"
 
 
 def _enum_param(spec: PolicySpec, key: str, enum_type: Any, default: Any) -> Any:
@@ -158,8 +188,6 @@ def _enum_param(spec: PolicySpec, key: str, enum_type: Any, default: Any) -> Any
     except ValueError:
         choices = ", ".join(m.value for m in enum_type)
         raise PolicySpecError(f"policy spec {spec.text!r}: {key} must be one of {choices}, not {value!r}") from None
-
-
 
 
 def move_tool(legal_moves: list[str]) -> dict[str, Any]:
@@ -202,23 +230,42 @@ class LLMPolicy(Policy):
 
     def __init__(self, settings: LLMSettings):
         self.settings = settings
+        self.parser = MoveParser(settings.harness.parser)
 
     # -- what subclasses provide -----------------------------------------------------------
     @abstractmethod
-    async def _complete(self, messages: list[Message], mode: Mode, legal_moves: list[str] | None, seed: int | None) -> tuple[Completion, RetryStats]:
-        """Ask the model. `mode` is the effective one (text for free-text games)."""
+    async def _complete(
+        self, messages: list[Message], mode: Mode, legal_moves: list[str] | None, seed: int | None, budget: ReasoningBudget
+    ) -> tuple[Completion, RetryStats]:
+        """Ask the model. `mode` is the effective one (text for free-text games); `budget` is the
+        reasoning budget of this request (the spec's, or the length retry's shorter one)."""
 
-    async def _answer(self, request: MoveRequest, prompt: Prompt, mode: Mode, legal_moves: list[str] | None, seed: int | None) -> tuple[Completion, RetryStats]:
+    async def _answer(
+        self, request: MoveRequest, prompt: Prompt, mode: Mode, legal_moves: list[str] | None, seed: int | None, budget: ReasoningBudget
+    ) -> tuple[Completion, RetryStats]:
         """Ask the model for this move; policies that send more than messages override this."""
-        return await self._complete(prompt.messages, mode, legal_moves, seed)
+        return await self._complete(prompt.messages, mode, legal_moves, seed, budget)
 
     def count_tokens(self, messages: list[Message]) -> int:
         return estimate_tokens(messages)
+
+    def count_text_tokens(self, text: str) -> tuple[int, bool]:
+        """Tokens of `text` and whether that is an estimate (no tokenizer here: it is)."""
+        return reasoning.estimate_text_tokens(text), True
 
     def context_budget(self) -> int:
         """Prompt tokens allowed: the context minus room for the reply."""
         context = self.settings.max_context or DEFAULT_REMOTE_CONTEXT
         return max(context - self.settings.max_new_tokens, 1)
+
+    async def complete_text(self, messages: list[Message], seed: int | None) -> Completion:
+        """One plain answer to `messages`, its reasoning set apart: a question that is not a move
+        (parser=extractor asks this policy which move another reply chose)."""
+        completion, _ = await self._complete(messages, Mode.TEXT, None, seed, self.settings.reasoning)
+        return self._separate(completion)
+
+    async def close(self) -> None:
+        await self.parser.close()
 
     # -- the move loop ----------------------------------------------------------------------
     def effective_mode(self, legal_moves: list[str] | None) -> Mode:
@@ -226,43 +273,103 @@ class LLMPolicy(Policy):
             return Mode.TEXT
         return self.settings.mode
 
-    def build_prompt(self, request: MoveRequest, mode: Mode) -> Prompt:
+    def build_prompt(self, request: MoveRequest, mode: Mode, variant: PromptVariant = DEFAULT_VARIANT) -> Prompt:
         try:
             return build_prompt(
-                request, mode=mode, obs_mode=self.settings.obs, budget_tokens=self.context_budget(), count_tokens=self.count_tokens
+                request, mode=mode, obs_mode=self.settings.obs, budget_tokens=self.context_budget(), count_tokens=self.count_tokens,
+                variant=variant,
             )
         except PromptTooLarge as exc:
             raise PolicyFailure(f"{self.name}: {exc}") from None
 
     async def act(self, request: MoveRequest) -> PolicyReply:
-        legal = request.legal_moves
+        view = prompt_variants.view(self.settings.harness.prompt, request)  # the moves as the prompt shows them
+        legal = view.request.legal_moves
         mode = self.effective_mode(legal)
-        prompt = self.build_prompt(request, mode)
+        prompt = self.build_prompt(view.request, mode, view.variant)
         started = time.perf_counter()
-        completion, stats = await self._answer(request, prompt, mode, legal, move_seed(self.settings.seed, request))
-        latency = time.perf_counter() - started
-        lenient = self.settings.lenient_parse
-        if mode is Mode.TEXT:
-            parsed = parse_move(completion.content or "", legal, lenient=lenient)
-        elif mode is Mode.CHOICE:
-            parsed = ParsedMove(completion.content or "", "choice")  # one of the legal moves by construction
-        else:
-            parsed = parse_structured(completion.tool_arguments, completion.content, legal, lenient=lenient)
-        return PolicyReply(
-            action=parsed.action,
-            rejection=parsed.rejection,
-            raw=_raw_text(completion),
-            prompt_tokens=completion.prompt_tokens,
-            completion_tokens=completion.completion_tokens,
-            cost_usd=completion.cost_usd,
-            meta=self._meta(mode, parsed, prompt, completion, stats, latency),
+        sampled = await self.settings.harness.sampler.run(
+            lambda seed, follow_up: self._draw(view, prompt, mode, seed, follow_up),
+            move_seed(self.settings.seed, request),
+            verdict=lambda draw: self._verdict(view, draw),
+            follow_up=lambda draw, feedback: rethink_turn(_raw_text(draw.completion), feedback, mode, legal, view.variant),
+        )
+        return self._reply(view, mode, prompt, sampled, time.perf_counter() - started)
+
+    async def _draw(self, view: PromptView, prompt: Prompt, mode: Mode, seed: int, follow_up: list[Message]) -> Draw:
+        """One answer: asked (once more, shorter, when cut off while reasoning), its reasoning set
+        apart, its move read."""
+        if follow_up:
+            prompt = _with_messages(prompt, [*prompt.messages, *follow_up])
+        completion, calls, length_retry = await self._ask(view.request, prompt, mode, seed)
+        parsed, parser_meta = await self.parser.read(completion, mode, view.request, seed)
+        if parsed.rejection and not view.variant.list_moves:  # the feedback's example must not name an unlisted move
+            parsed = dataclasses.replace(parsed, rejection=format_feedback([]))
+        return Draw(completion, parsed, calls, length_retry, parser_meta)
+
+    async def _ask(self, request: MoveRequest, prompt: Prompt, mode: Mode, seed: int) -> tuple[Completion, list[RetryStats], dict[str, Any] | None]:
+        """The model's answer; a reply cut at the token limit while reasoning is asked once more
+        with a shorter-reasoning request (the declared rule in reasoning.py)."""
+        legal, budget = request.legal_moves, self.settings.reasoning
+        first, stats = await self._answer(request, prompt, mode, legal, seed, budget)
+        first = self._separate(first)
+        if not reasoning.cut_while_reasoning(first.finish_reason, first.content or "", first.tool_arguments is not None, first.unclosed_reasoning):
+            return first, [stats], None
+        shorter = budget.shorter()
+        if shorter.instruction:
+            prompt = _with_messages(prompt, with_instruction(prompt.messages, reasoning.REASON_BRIEFLY))
+        second, more = await self._answer(request, prompt, mode, legal, seed, shorter.budget)
+        second = self._separate(second)
+        record = {"how": shorter.how, "first": _cut_summary(first)}
+        return _both_calls(first, second), [stats, more], record
+
+    def _separate(self, completion: Completion) -> Completion:
+        """The answer with its reasoning set apart (fields and `<think>` text) and counted."""
+        split = reasoning.split_text(completion.content or "")
+        trace = "\n\n".join(part for part in (completion.reasoning.strip(), split.reasoning) if part)
+        counted = reasoning.count(completion.completion_tokens, completion.reported_reasoning_tokens, trace, self.count_text_tokens)
+        return dataclasses.replace(
+            completion, content=None if completion.content is None else split.answer, reasoning=trace,
+            reasoning_tokens=counted.reasoning, answer_tokens=counted.answer, reasoning_estimated=counted.estimated,
+            unclosed_reasoning=split.unclosed,
         )
 
-    def _meta(self, mode: Mode, parsed: ParsedMove, prompt: Prompt, completion: Completion, stats: RetryStats, latency: float) -> dict[str, Any]:
+    def _verdict(self, view: PromptView, draw: Draw) -> str | None:
+        """Why this answer would be refused (the rethink sampler sends it back with this), or None."""
+        parsed = draw.parsed
+        if parsed.rejection:
+            return parsed.rejection
+        if parsed.matched:
+            return None
+        check = view.request.check_move
+        if check is not None:
+            try:
+                return check(view.game_move(parsed.action))
+            except Exception:  # the game cannot judge it now: let it judge the move itself
+                return None
+        if view.request.legal_moves is None:
+            return None
+        return f"{parsed.action[:40]!r} is not one of the legal moves"
+
+    def _reply(self, view: PromptView, mode: Mode, prompt: Prompt, sampled: Sampled, latency: float) -> PolicyReply:
+        chosen, completions = sampled.chosen, [d.completion for d in sampled.draws]
+        return PolicyReply(
+            action=view.game_move(chosen.parsed.action),
+            rejection=chosen.parsed.rejection,
+            raw=_raw_text(chosen.completion),
+            prompt_tokens=_total(c.prompt_tokens for c in completions),
+            completion_tokens=_total(c.completion_tokens for c in completions),
+            cost_usd=_total(c.cost_usd for c in completions),
+            meta=self._meta(view, mode, prompt, sampled, latency),
+        )
+
+    def _meta(self, view: PromptView, mode: Mode, prompt: Prompt, sampled: Sampled, latency: float) -> dict[str, Any]:
+        chosen, draws = sampled.chosen, sampled.draws
+        completion = chosen.completion
         meta: dict[str, Any] = {
             "mode": mode.value,
             "obs": self.settings.obs.value,
-            "parse": parsed.method,
+            "parse": chosen.parsed.method,
             "model_latency_s": round(latency, 6),
             "history_kept": prompt.history_kept,
         }
@@ -271,11 +378,71 @@ class LLMPolicy(Policy):
         if completion.finish_reason:
             meta["finish_reason"] = completion.finish_reason
         meta.update(completion.meta)
-        if stats.attempts > 1:
-            meta["retries"] = stats.attempts - 1
-            meta["retry_errors"] = list(stats.errors)
-            meta["backoff_s"] = round(stats.waited_s, 3)
+        meta["harness"] = {**self.settings.harness.describe(), **self.settings.reasoning.describe()}
+        if view.variant.notation:
+            meta["notation"] = view.variant.notation
+        meta.update(_reasoning_meta(chosen, draws))
+        meta.update(chosen.parser_meta)
+        if self.settings.harness.sampler.kind != "single":
+            meta["samples"] = [draw_record(d, _raw_text(d.completion)) for d in draws]
+            meta.update(sampled.meta)
+        calls = [stats for d in draws for stats in d.calls]
+        if any(stats.attempts > 1 for stats in calls):
+            meta["retries"] = sum(stats.attempts - 1 for stats in calls)
+            meta["retry_errors"] = [error for stats in calls for error in stats.errors]
+            meta["backoff_s"] = round(sum(stats.waited_s for stats in calls), 3)
         return meta
+
+
+def _reasoning_meta(chosen: Draw, draws: list[Draw]) -> dict[str, Any]:
+    """The move's reasoning and its token counts (every call of the move added up)."""
+    meta: dict[str, Any] = {}
+    if chosen.completion.reasoning:
+        meta["reasoning"] = chosen.completion.reasoning[: reasoning.MAX_REASONING_CHARS]
+    reasoning_tokens = _total(d.completion.reasoning_tokens for d in draws)
+    if reasoning_tokens is not None:
+        meta["reasoning_tokens"] = reasoning_tokens
+        answer_tokens = _total(d.completion.answer_tokens for d in draws)
+        if answer_tokens is not None:
+            meta["answer_tokens"] = answer_tokens
+        if any(d.completion.reasoning_estimated for d in draws):
+            meta["reasoning_tokens_estimated"] = True
+    if chosen.length_retry:
+        meta["length_retry"] = chosen.length_retry
+    return meta
+
+
+def _total(values: Iterable[Any]) -> Any:
+    """The sum of the known values; None when none is known (unknown is not zero)."""
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def _with_messages(prompt: Prompt, messages: list[Message]) -> Prompt:
+    """A plain prompt of `messages` (never a token chat's ids: they no longer match)."""
+    return Prompt(messages, prompt.history_kept, prompt.history_dropped, prompt.tokens)
+
+
+def _cut_summary(completion: Completion) -> dict[str, Any]:
+    """What the length retry's record keeps of the reply that was cut."""
+    summary = {"finish_reason": completion.finish_reason, "completion_tokens": completion.completion_tokens,
+               "reasoning_tokens": completion.reasoning_tokens, "reasoning_chars": len(completion.reasoning)}
+    if completion.unclosed_reasoning:
+        summary["unclosed_think"] = True
+    return {k: v for k, v in summary.items() if v is not None}
+
+
+def _both_calls(first: Completion, second: Completion) -> Completion:
+    """The retry's answer, with the tokens and cost of both calls (what the move spent)."""
+    return dataclasses.replace(
+        second,
+        prompt_tokens=_total([first.prompt_tokens, second.prompt_tokens]),
+        completion_tokens=_total([first.completion_tokens, second.completion_tokens]),
+        cost_usd=_total([first.cost_usd, second.cost_usd]),
+        reasoning_tokens=_total([first.reasoning_tokens, second.reasoning_tokens]),
+        answer_tokens=_total([first.answer_tokens, second.answer_tokens]),
+        reasoning_estimated=first.reasoning_estimated or second.reasoning_estimated,
+    )
 
 
 def _raw_text(completion: Completion) -> str:

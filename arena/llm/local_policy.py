@@ -10,8 +10,11 @@ from typing import Any
 from arena.llm.engines import ENGINE_CHOICES, Engine, EngineOptions, EnginePreference, Generation, SamplingParams
 from arena.llm.engines.registry import engine_kind, notice, open_engine, scoring_engine
 from arena.llm.engines.scoring import choice_probabilities
+from arena.llm import prompt_variants
 from arena.llm.llm_policy import LOCAL_PARAMS, Completion, LLMPolicy, LLMSettings, display_name
-from arena.llm.prompting import Message, Mode, ObsMode, Prompt, build_prompt, current_message
+from arena.llm.prompt_variants import PromptVariant
+from arena.llm.prompting import DEFAULT_VARIANT, Message, Mode, ObsMode, Prompt, build_prompt, current_message
+from arena.llm.reasoning import ReasoningBudget, split_text
 from arena.llm.retry import RetryStats
 from arena.llm.token_chats import TokenChatBook, TokenChatPrompt
 from arena.policy import MoveRequest, Policy, PolicyFailure, PolicySpec, PolicySpecError
@@ -93,6 +96,10 @@ class LocalPolicy(LLMPolicy):
     def count_tokens(self, messages: list[Message]) -> int:
         return len(self.encode(messages))
 
+    def count_text_tokens(self, text: str) -> tuple[int, bool]:
+        """Counted by the model's own tokenizer: not an estimate."""
+        return len(self.engine.template.encode_text(text)), False
+
     def encode(self, messages: list[Message]) -> list[int]:
         """The prompt ids of `messages` (the chat template, tokenized). Fitting a prompt to the
         context counts the chosen messages, and the move then sends the same ones: the last few
@@ -109,19 +116,19 @@ class LocalPolicy(LLMPolicy):
         context = min(self.settings.max_context or self.engine.context_length, self.engine.context_length)
         return max(context - self.settings.max_new_tokens, 1)
 
-    def build_prompt(self, request: MoveRequest, mode: Mode) -> Prompt:
+    def build_prompt(self, request: MoveRequest, mode: Mode, variant: PromptVariant = DEFAULT_VARIANT) -> Prompt:
         book = self.chats
         if book is None or mode is not Mode.TEXT or not request.match_id:
-            return super().build_prompt(request, mode)
+            return super().build_prompt(request, mode, variant)
         key = (request.match_id, request.player)
         last = request.history[-1] if request.history else None
         same_position = last is not None and bool(last.feedback) and last.observation == request.observation.text
-        new_user = {"role": "user", "content": current_message(request, mode, include_observation=not same_position)}
+        new_user = {"role": "user", "content": current_message(request, mode, include_observation=not same_position, variant=variant)}
         extended = book.extend(key, len(request.history), last.reply if last else None, new_user) if last else None
         if extended is not None and len(extended.ids) <= self.context_budget():
             book.count("incremental")
             return ChatTurn(extended.messages, len(request.history), 0, len(extended.ids), extended, key)
-        prompt = build_prompt(request, mode=mode, obs_mode=ObsMode.HISTORY, budget_tokens=self.context_budget(), count_tokens=self.count_tokens)
+        prompt = build_prompt(request, mode=mode, obs_mode=ObsMode.HISTORY, budget_tokens=self.context_budget(), count_tokens=self.count_tokens, variant=variant)
         if last is None:
             how = "first"
         elif extended is not None or prompt.history_dropped:
@@ -132,7 +139,10 @@ class LocalPolicy(LLMPolicy):
         whole = book.whole(prompt.messages, how)
         return ChatTurn(prompt.messages, prompt.history_kept, prompt.history_dropped, len(whole.ids), whole, key)
 
-    async def _answer(self, request: MoveRequest, prompt: Prompt, mode: Mode, legal_moves: list[str] | None, seed: int | None) -> tuple[Completion, RetryStats]:
+    async def _answer(
+        self, request: MoveRequest, prompt: Prompt, mode: Mode, legal_moves: list[str] | None, seed: int | None, budget: ReasoningBudget
+    ) -> tuple[Completion, RetryStats]:
+        """Local models take no reasoning budget (the spec refuses one): `budget` is unused."""
         if self.record_tokens:  # the games of a group share their match seed; the match id tells them apart
             seed = move_seed(f"{seed}:{request.match_id}", request)
         try:
@@ -149,11 +159,19 @@ class LocalPolicy(LLMPolicy):
                 self.chats.forget(prompt.key)
             raise PolicyFailure(f"{self.provider}: {type(exc).__name__}: {str(exc)[:300]}") from exc
         if isinstance(prompt, ChatTurn) and self.chats is not None and prompt.turn is not None:
-            self.chats.record(prompt.key, prompt.turn, generation.completion_ids or [], generation.text, len(request.history))
+            # the ids keep the reasoning as generated; the text is the answer the match quotes back
+            self.chats.record(prompt.key, prompt.turn, generation.completion_ids or [], split_text(generation.text).answer, len(request.history))
         return self._completion(generation), RetryStats(attempts=1)
 
-    async def _complete(self, messages: list[Message], mode: Mode, legal_moves: list[str] | None, seed: int | None) -> tuple[Completion, RetryStats]:
-        raise NotImplementedError("LocalPolicy answers in _answer")  # pragma: no cover - _answer never calls it
+    async def _complete(
+        self, messages: list[Message], mode: Mode, legal_moves: list[str] | None, seed: int | None, budget: ReasoningBudget
+    ) -> tuple[Completion, RetryStats]:
+        """A plain generation (LLMPolicy.complete_text: an extractor's question)."""
+        try:
+            generation = await self.engine.chat_ids(self.encode(messages), self._sampling(seed), self.adapter)
+        except (ValueError, RuntimeError) as exc:
+            raise PolicyFailure(f"{self.provider}: {type(exc).__name__}: {str(exc)[:300]}") from exc
+        return self._completion(generation), RetryStats(attempts=1)
 
     @property
     def choice_temperature(self) -> float:
@@ -162,15 +180,17 @@ class LocalPolicy(LLMPolicy):
 
     async def move_distribution(self, request: MoveRequest) -> dict[str, float] | None:
         """In choice mode: every legal move's chance at this decision (one scoring, no draw)."""
-        legal = request.legal_moves
+        view = prompt_variants.view(self.settings.harness.prompt, request)  # moves named as the prompt shows them
+        legal = view.request.legal_moves
         if self.effective_mode(legal) is not Mode.CHOICE or not legal:
             return None
-        prompt = self.build_prompt(request, Mode.CHOICE)
+        prompt = self.build_prompt(view.request, Mode.CHOICE, view.variant)
         try:
             _, generation = await self.scorer.choose(prompt.messages, legal, self.adapter)
         except (ValueError, RuntimeError) as exc:
             raise PolicyFailure(f"{self.provider}: {type(exc).__name__}: {str(exc)[:300]}") from exc
-        return dict(zip(legal, choice_probabilities(generation.option_logprobs or [], self.choice_temperature)))
+        probabilities = choice_probabilities(generation.option_logprobs or [], self.choice_temperature)
+        return {view.game_move(move): p for move, p in zip(legal, probabilities)}
 
     async def _choice(self, messages: list[Message], legal_moves: list[str], seed: int | None) -> Completion:
         """Draw a legal move by its score; the completion carries every move's chance (and, when

@@ -41,11 +41,20 @@ class OpenAIPolicy(RemotePolicy):
             self._clients[id(loop)] = client
         return client
 
+    def _sampling_kwargs(self, seed: int | None) -> dict[str, Any]:
+        """OpenAI's own API takes the reply cap as `max_completion_tokens` (its reasoning models
+        refuse `max_tokens`); other OpenAI-compatible servers get `max_tokens`, which all of them read."""
+        kwargs = super()._sampling_kwargs(seed)
+        if self.provider == "openai:api.openai.com":
+            kwargs["max_completion_tokens"] = kwargs.pop("max_tokens")
+        return kwargs
+
     async def _request(self, messages: list[Message], kwargs: dict[str, Any], timeout: float) -> Completion:
         response = await self._client().chat.completions.create(model=self.model, messages=messages, timeout=timeout, **kwargs)
         return completion_from_response(response)
 
     async def close(self) -> None:
+        await super().close()
         clients, self._clients = self._clients, {}
         for client in clients.values():
             try:

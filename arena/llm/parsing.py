@@ -13,7 +13,8 @@ anywhere in the reply (method "mention"); such a move is accepted by the game bu
 reply (`arena.match.TurnRecord.clean`): leaderboards, exports and rewards count it as invalid.
 Matching ignores case and whitespace, and a mention must not be glued to letters or digits
 (`4` is not found inside `14`). Free-text games get the reply itself (capped): the game validates.
-Reasoning blocks (`<think>...</think>`) are dropped first, so thinking aloud is never a move.
+Reasoning (`<think>...</think>`, see reasoning.py) is set apart first, so thinking aloud is never
+a move.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from arena.llm.reasoning import strip_reasoning
+
 MAX_SCAN_CHARS = 8000  # how much of a reply we look at
 MAX_FREE_TEXT_CHARS = 2000  # what a free-text game receives at most
 MAX_FALLBACK_CHARS = 200  # an unparseable reply handed to the game for its feedback
 
-_THINK = re.compile(r"<(think|thinking|reasoning)>.*?(</\1>|$)", re.IGNORECASE | re.DOTALL)
 _BRACKETS = re.compile(r"\[([^\[\]\n]{1,200})\]")
 
 
@@ -46,10 +48,6 @@ def format_feedback(legal_moves: list[str]) -> str:
     """Why a reply without a bracketed move is refused, quoting the format the prompt asked for."""
     example = legal_moves[0] if legal_moves else "move"
     return f"no move in square brackets; reply with exactly one legal move in square brackets, for example [{example}]"
-
-
-def strip_reasoning(text: str) -> str:
-    return _THINK.sub(" ", text[:MAX_SCAN_CHARS])
 
 
 def normalise(move: str) -> str:
@@ -93,7 +91,7 @@ def named_moves(text: str, legal_moves: list[str]) -> set[str]:
 
 def parse_move(reply: str, legal_moves: list[str] | None, *, lenient: bool = False) -> ParsedMove:
     """The move stated in a free-text reply (see the module docstring for the order)."""
-    text = strip_reasoning(reply or "")
+    text = strip_reasoning(reply or "")[:MAX_SCAN_CHARS]
     if legal_moves is None:
         cleaned = text.strip()[:MAX_FREE_TEXT_CHARS]
         return ParsedMove(cleaned, "free_text" if cleaned else "empty")

@@ -9,6 +9,8 @@ The messages are:
 
 "state" mode sends only the current observation (plus, on a retry, the rejected reply and the
 game's feedback). Prompts are kept within a token budget by dropping the oldest history first.
+A prompt variant (prompt_variants.py) may leave the legal moves out or list them in the game's other
+notation; the request it is given already holds the moves as shown.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import enum
 from dataclasses import dataclass
 from typing import Callable
 
+from arena.llm.prompt_variants import PromptVariant
 from arena.policy import Exchange, MoveRequest
 
 Message = dict[str, str]
@@ -26,6 +29,7 @@ MAX_LISTED_MOVES = 300  # beyond this the prompt names a sample; the game still 
 MAX_QUOTED_REPLY_CHARS = 600  # a rejected reply quoted back to the model
 MAX_HISTORY_REPLY_CHARS = 2000  # one earlier reply as an assistant turn
 TOOL_NAME = "make_move"
+DEFAULT_VARIANT = PromptVariant()
 
 
 class Mode(str, enum.Enum):
@@ -59,11 +63,12 @@ def estimate_tokens(messages: list[Message]) -> int:
     return sum(len(m["content"]) // 3 + 8 for m in messages) + 4
 
 
-def answer_format(mode: Mode, legal_moves: list[str] | None) -> str:
-    """The sentence that tells the model how to state its move."""
+def answer_format(mode: Mode, legal_moves: list[str] | None, variant: PromptVariant = DEFAULT_VARIANT) -> str:
+    """The sentence that tells the model how to state its move (its example is a legal move only
+    where the moves are listed anyway)."""
     if legal_moves is None:
         return "Reply with your move or message exactly as the rules describe, and nothing else."
-    example = legal_moves[0] if legal_moves else "move"
+    example = legal_moves[0] if legal_moves and variant.list_moves else "move"
     if mode is Mode.TOOLS:
         return f"Call the function `{TOOL_NAME}` with your move, one of the legal moves."
     if mode is Mode.JSON:
@@ -73,10 +78,10 @@ def answer_format(mode: Mode, legal_moves: list[str] | None) -> str:
     return f"Reply with exactly one legal move in square brackets, for example [{example}]."
 
 
-def system_prompt(request: MoveRequest, mode: Mode) -> str:
+def system_prompt(request: MoveRequest, mode: Mode, variant: PromptVariant = DEFAULT_VARIANT) -> str:
     obs = request.observation
     role = obs.role or f"Player {obs.player}"
-    enumerable = request.legal_moves is not None
+    enumerable = request.legal_moves is not None and variant.list_moves
     lines = [
         f"You are playing the game {request.game_name} as {role}.",
         "",
@@ -85,8 +90,10 @@ def system_prompt(request: MoveRequest, mode: Mode) -> str:
         "",
         "Each turn you see the game from your side"
         + (" and the list of legal moves." if enumerable else "."),
-        _general_format(mode, enumerable),
+        _general_format(mode, request.legal_moves is not None),
     ]
+    if variant.notation and request.legal_moves is not None:
+        lines.append(f"Write moves in {variant.notation.upper()} notation.")
     return "\n".join(lines)
 
 
@@ -102,14 +109,15 @@ def _general_format(mode: Mode, enumerable: bool) -> str:
     return "Answer with exactly one legal move in square brackets, e.g. [move]."
 
 
-def legal_moves_line(legal_moves: list[str]) -> str:
+def legal_moves_line(legal_moves: list[str], notation: str | None = None) -> str:
+    label = f"Legal moves ({notation.upper()})" if notation else "Legal moves"
     if len(legal_moves) <= MAX_LISTED_MOVES:
-        return "Legal moves: " + ", ".join(legal_moves)
+        return f"{label}: " + ", ".join(legal_moves)
     shown = ", ".join(legal_moves[:MAX_LISTED_MOVES])
-    return f"Legal moves ({len(legal_moves)}; the first {MAX_LISTED_MOVES} shown): {shown}, ..."
+    return f"{label} ({len(legal_moves)}; the first {MAX_LISTED_MOVES} shown): {shown}, ..."
 
 
-def current_message(request: MoveRequest, mode: Mode, *, include_observation: bool = True) -> str:
+def current_message(request: MoveRequest, mode: Mode, *, include_observation: bool = True, variant: PromptVariant = DEFAULT_VARIANT) -> str:
     """The user turn asking for this move (with the rethinking note on a retry)."""
     obs = request.observation
     parts: list[str] = []
@@ -118,9 +126,9 @@ def current_message(request: MoveRequest, mode: Mode, *, include_observation: bo
         parts.append(rethinking_note(feedback))
     if include_observation:
         parts.append(obs.text.strip())
-    if obs.legal_moves is not None:
-        parts.append(legal_moves_line(obs.legal_moves))
-    parts.append(answer_format(mode, obs.legal_moves))
+    if obs.legal_moves is not None and variant.list_moves:
+        parts.append(legal_moves_line(obs.legal_moves, variant.notation))
+    parts.append(answer_format(mode, obs.legal_moves, variant))
     return "\n\n".join(parts)
 
 
@@ -137,6 +145,19 @@ def rejection_feedback(request: MoveRequest) -> str | None:
 
 def rethinking_note(feedback: str) -> str:
     return f"Your previous reply was rejected: {feedback.strip()}\nRethink your move and answer again."
+
+
+def rethink_turn(reply: str, feedback: str, mode: Mode, legal_moves: list[str] | None, variant: PromptVariant = DEFAULT_VARIANT) -> list[Message]:
+    """A refused answer sent back within one move (sampler rethink:N): the model's own reply, then
+    the feedback and the answer format again."""
+    note = rethinking_note(feedback) + "\n\n" + answer_format(mode, legal_moves, variant)
+    return [{"role": "assistant", "content": reply[:MAX_HISTORY_REPLY_CHARS] or "(no reply)"}, {"role": "user", "content": note}]
+
+
+def with_instruction(messages: list[Message], instruction: str) -> list[Message]:
+    """`messages` with `instruction` added to the last user turn (the length retry's request)."""
+    last = len(messages) - 1 - next(i for i, m in enumerate(reversed(messages)) if m["role"] == "user")
+    return [*messages[:last], {**messages[last], "content": f"{messages[last]['content']}\n\n{instruction}"}, *messages[last + 1:]]
 
 
 def _history_messages(history: list[Exchange]) -> list[list[Message]]:
@@ -172,19 +193,20 @@ def build_prompt(
     obs_mode: ObsMode = ObsMode.HISTORY,
     budget_tokens: int | None = None,
     count_tokens: TokenCounter = estimate_tokens,
+    variant: PromptVariant = DEFAULT_VARIANT,
 ) -> Prompt:
     """The chat messages for `request`, trimmed (oldest history first) to `budget_tokens`."""
-    system = {"role": "system", "content": system_prompt(request, mode)}
+    system = {"role": "system", "content": system_prompt(request, mode, variant)}
     pairs: list[list[Message]] = []
     short_current: Message | None = None  # the current turn when the last pair already shows the position
     if obs_mode is not ObsMode.STATE:  # history, or a chat rendered whole
         pairs = _history_messages(request.history)
         last = request.history[-1] if request.history else None
-        current = {"role": "user", "content": current_message(request, mode)}
+        current = {"role": "user", "content": current_message(request, mode, variant=variant)}
         if last is not None and last.feedback and last.observation == request.observation.text:
-            short_current = {"role": "user", "content": current_message(request, mode, include_observation=False)}
+            short_current = {"role": "user", "content": current_message(request, mode, include_observation=False, variant=variant)}
     else:
-        current = {"role": "user", "content": _state_message(request, mode)}
+        current = {"role": "user", "content": _state_message(request, mode, variant)}
 
     def assemble(keep: int) -> list[Message]:
         if keep == 0:
@@ -214,9 +236,9 @@ def build_prompt(
     return Prompt(messages, lo, total - lo, tokens)
 
 
-def _state_message(request: MoveRequest, mode: Mode) -> str:
+def _state_message(request: MoveRequest, mode: Mode, variant: PromptVariant) -> str:
     """State mode: the current observation; a retry also quotes the rejected reply."""
-    text = current_message(request, mode)
+    text = current_message(request, mode, variant=variant)
     if request.attempt > 0 and request.history:
         quoted = request.history[-1].reply.strip()[:MAX_QUOTED_REPLY_CHARS]
         text = f"Your previous reply was:\n{quoted}\n\n{text}"

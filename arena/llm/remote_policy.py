@@ -1,5 +1,6 @@
 """What the OpenAI and LiteLLM policies share: sampling arguments, structured-output arguments, the
-retry wrapper, the API key from the environment, and reading an OpenAI-shaped reply.
+reasoning budget's arguments, the retry wrapper, the API key from the environment, and reading an
+OpenAI-shaped reply (its reasoning fields and reasoning-token count included, reasoning.py).
 
 Remote calls go through `call_with_retries` (retry.py): backoff with jitter, Retry-After, and a
 hard cap after which `PolicyFailure` lets the game's rule decide the turn.
@@ -17,6 +18,7 @@ from urllib.parse import urlparse
 
 from arena.llm.llm_policy import Completion, LLMPolicy, move_response_format, move_tool
 from arena.llm.prompting import TOOL_NAME, Message, Mode
+from arena.llm.reasoning import ReasoningBudget, reasoning_of_message, reported_reasoning_tokens
 from arena.llm.retry import RetryStats, call_with_retries
 from arena.policy import PolicySpec, PolicySpecError
 from arena.redaction import redact, remember_secret
@@ -43,6 +45,7 @@ class RemotePolicy(LLMPolicy):
     """Shared by OpenAI and LiteLLM: sampling arguments and the retry wrapper."""
 
     sleep: Callable[[float], Awaitable[Any]] = staticmethod(asyncio.sleep)  # tests record the waits
+    api: str = "openai"  # how the reasoning budget is sent (ReasoningBudget.request_kwargs)
 
     def _sampling_kwargs(self, seed: int | None) -> dict[str, Any]:
         s = self.settings
@@ -65,8 +68,10 @@ class RemotePolicy(LLMPolicy):
             return {"response_format": move_response_format(legal_moves)}
         return {}
 
-    async def _complete(self, messages: list[Message], mode: Mode, legal_moves: list[str] | None, seed: int | None) -> tuple[Completion, RetryStats]:
-        kwargs = {**self._sampling_kwargs(seed), **self._structured_kwargs(mode, legal_moves)}
+    async def _complete(
+        self, messages: list[Message], mode: Mode, legal_moves: list[str] | None, seed: int | None, budget: ReasoningBudget
+    ) -> tuple[Completion, RetryStats]:
+        kwargs = {**self._sampling_kwargs(seed), **self._structured_kwargs(mode, legal_moves), **budget.request_kwargs(self.api)}
         return await call_with_retries(
             lambda timeout: self._request(messages, kwargs, timeout), self.settings.retry, what=self.provider, sleep=self.sleep
         )
@@ -95,6 +100,8 @@ def completion_from_response(response: Any) -> Completion:
         prompt_tokens=getattr(usage, "prompt_tokens", None),
         completion_tokens=getattr(usage, "completion_tokens", None),
         finish_reason=getattr(choices[0], "finish_reason", None),
+        reasoning=reasoning_of_message(message),
+        reported_reasoning_tokens=reported_reasoning_tokens(usage),
     )
 
 

@@ -121,3 +121,39 @@ def test_fault_injected_server_every_match_ends_with_a_result(faulty_server, mon
     assert any(t.meta.get("parse") not in (None, "structured") for t in turns)
     failures = [t for t in turns if t.error]
     assert all(t.error.startswith("policy failure") for t in failures)
+
+
+def test_harness_variants_and_reasoning_budgets_over_serve_model(server, monkeypatch):
+    """Every harness variant against the real server: the budget is sent (serve-model, like many
+    OpenAI-compatible servers, ignores it), the non-reasoning model's tokens are all answer tokens,
+    every answer of a vote or rethink is recorded with its tokens, and the extractor is the same
+    server asked through `parser=extractor:openai:local;base_url=...`."""
+    monkeypatch.setenv("ARENA_TEST_DUMMY_KEY", "not-a-real-key")
+    extractor = f"parser=extractor:openai:local;base_url={server};max_tokens=8"
+    specs = [
+        _spec("openai", server, "text", ",sampler=vote:3,reasoning_effort=low"),
+        _spec("litellm", server, "text", ",sampler=rethink:2,reasoning_effort=high"),
+        _spec("openai", server, "text", f",{extractor},prompt=no-legal-moves"),
+        _spec("openai", server, "text", ",thinking_budget=10,parse=lenient"),
+    ]
+    records = asyncio.run(_play_all(specs))
+    expected = [
+        {"sampler": "vote:3", "parser": "strict", "prompt": "default", "reasoning_effort": "low"},
+        {"sampler": "rethink:2", "parser": "strict", "prompt": "default", "reasoning_effort": "high"},
+        {"sampler": "single", "parser": f"extractor:openai:local;base_url={server};max_tokens=8", "prompt": "no-legal-moves"},
+        {"sampler": "single", "parser": "fuzzy", "prompt": "default", "thinking_budget": 10},
+    ]
+    for spec, record, harness in zip(specs, records, expected):
+        assert record.status == "finished", spec
+        turns = [t for t in record.turns if t.player == 0 and t.error is None]
+        assert turns, spec
+        for turn in turns:
+            assert turn.meta["harness"] == harness, spec
+            assert turn.meta["reasoning_tokens"] == 0 and turn.meta["answer_tokens"] == turn.completion_tokens, spec
+            assert "reasoning" not in turn.meta
+    vote_turns = [t for t in records[0].turns if t.player == 0 and t.error is None]
+    assert all(len(t.meta["samples"]) == 3 and t.completion_tokens == sum(s["completion_tokens"] for s in t.meta["samples"]) for t in vote_turns)
+    rethinks = [t.meta["rethinks"] for t in records[1].turns if t.player == 0 and t.error is None]
+    assert all(0 <= n <= 2 for n in rethinks)
+    asked = [t.meta["extractor"] for t in records[2].turns if "extractor" in t.meta]
+    assert asked and all(a["prompt_tokens"] and "spec" in a for a in asked)  # the 135M model rarely answers in brackets

@@ -12,7 +12,11 @@ import pytest
 
 from arena.game import Observation
 from arena.llm import litellm_policy
+from arena.llm.harness import Harness
 from arena.llm.llm_policy import OPENAI_PARAMS, Completion, LLMPolicy, LLMSettings
+from arena.llm.parsers import ParserChoice
+from arena.llm.prompt_variants import PromptVariant
+from arena.llm.samplers import Sampler
 from arena.llm.openai_policy import OpenAIPolicy
 from arena.llm.prompting import Mode
 from arena.llm.retry import RetryConfig, RetryStats, call_with_retries, parse_retry_after
@@ -23,16 +27,18 @@ from games.registry import make_game
 
 
 class ScriptedLLM(LLMPolicy):
-    """An LLMPolicy whose model is a list of canned completions; it records every prompt."""
+    """An LLMPolicy whose model is a list of canned completions; it records every prompt. Harness
+    variants by name: `sampler="vote:3"`, `parser="fuzzy"`, `prompt="no-legal-moves"`."""
 
-    def __init__(self, replies, spec="fake", **settings):
-        super().__init__(LLMSettings(**settings))
+    def __init__(self, replies, spec="fake", sampler="single", parser="strict", prompt="default", **settings):
+        harness = Harness(Sampler.parse(sampler), ParserChoice.parse(parser), PromptVariant.parse(prompt))
+        super().__init__(LLMSettings(harness=harness, **settings))
         self.replies = list(replies)
         self.calls: list[dict] = []
         self.name = spec
 
-    async def _complete(self, messages, mode, legal_moves, seed):
-        self.calls.append({"messages": messages, "mode": mode, "legal": legal_moves, "seed": seed})
+    async def _complete(self, messages, mode, legal_moves, seed, budget):
+        self.calls.append({"messages": messages, "mode": mode, "legal": legal_moves, "seed": seed, "budget": budget})
         reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
         if callable(reply):
             reply = reply(legal_moves)
@@ -303,7 +309,7 @@ def test_providers_and_defaults(monkeypatch):
     [
         ("openai:m,base_url=http://h/v1,colour=red", r"unknown parameter\(s\) colour \(allowed: .*temperature"),
         ("openai:m,base_url=http://h/v1,mode=xml", "mode must be one of text, tools, json"),
-        ("local,parse=loose", "parse must be one of strict, lenient, not 'loose'"),
+        ("local,parse=loose", r"parse must be one of strict, lenient \(or use parser=\), not 'loose'"),
         ("openai:m,base_url=http://h/v1,temperature=9", "temperature must be between 0 and 2"),
         ("local,temperature=5", "temperature must be between 0 and 2"),
         ("local,mode=choice,temperature=11", "temperature must be between 0 and 10 in mode=choice"),
