@@ -172,7 +172,7 @@ def test_local_models_play_through_one_host_per_node(tmp_path, ray_local):
     assert smol_turns and all(t.error is None for t in smol_turns)
     assert executor.setup is not None and executor.setup.providers == {"smol": "local:local", "bot": "scripted"}
     [host] = executor.host_stats  # one node: one host
-    assert host["local"]["rows"] == len(smol_turns)  # every move of both matches went through it
+    assert host["local"]["requests"] == len(smol_turns)  # every move of both matches went through it
 
 
 class _HoldsLaterMatches(RayExecutor):

@@ -4,6 +4,7 @@ the engine preference is a value handed down, and scoring on another engine is e
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 
 import pytest
@@ -92,7 +93,10 @@ def test_the_hf_engines_sampled_log_probs_are_the_models_own(hf_engine):
     reply = asyncio.run(hf_engine.chat(MESSAGES, params))
     assert reply.engine == "hf" and len(reply.completion_logprobs) == len(reply.completion_ids) >= 1
     ids = torch.tensor([reply.prompt_ids + reply.completion_ids])
-    with torch.inference_mode(), hf_engine.model_lock:
+    # The engine is the process's one: another test's learner may have left its adapter active on
+    # the model, and a request without an adapter runs the bare base (peft's per-row names).
+    bare = hf_engine.model.disable_adapter() if hasattr(hf_engine.model, "disable_adapter") else contextlib.nullcontext()
+    with torch.inference_mode(), hf_engine.model_lock, bare:
         logits = hf_engine.model(input_ids=ids).logits[0].float()
     start = len(reply.prompt_ids)
     expected = logits[start - 1 : -1].log_softmax(-1).gather(1, torch.tensor(reply.completion_ids).unsqueeze(1)).squeeze(1)

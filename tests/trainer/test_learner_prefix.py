@@ -68,7 +68,7 @@ def test_micro_batches_hold_rows_that_share_a_system_prompt(tmp_path, monkeypatc
 
     write_initial_adapter("local", LoraSettings(r=4, alpha=8, target_modules=["q_proj", "v_proj"]), tmp_path / "adapter", seed=3)
     engine = open_engine("local", "hf")
-    learner = Learner(engine, tmp_path / "adapter", AlgorithmSettings(micro_batch_size=2, minibatch_size=4, epochs=1), temperature=1.0, max_new_tokens=8)
+    learner = Learner(engine, tmp_path / "adapter", AlgorithmSettings(micro_batch_size=2, minibatch_size=4, epochs=1, kl_coef=0.1), temperature=1.0, max_new_tokens=8)
     tokenizer = engine.tokenizer
     samples = []
     for seat in (0, 1, 0, 1):  # interleaved, as a shuffle leaves them
