@@ -1,7 +1,7 @@
 """Multi-agent text games for language models: the core every other package speaks (the game API,
-policies and their kinds, the match driver, the seat environment, redaction). Command lines,
-servers and the database live in the packages above it (docs/architecture.md); serve-model's
-server and command (arena/llm/server.py, cli.py) are the last to leave."""
+policies and their kinds, the local-model engines, the match driver, the seat environment,
+redaction). Command lines, servers, evaluation, training and the database live in the packages
+above it (docs/architecture.md, "Layers"); tests/test_layers.py keeps web and CLI frameworks out."""
 
 import os
 
