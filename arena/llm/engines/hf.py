@@ -53,6 +53,7 @@ from arena.llm.engines.contract import (
     checked_params,
     end_of_turn_ids,
 )
+from arena.llm.engines.choice_memo import ChoiceMemo, ChoiceScores, weights_signature
 from arena.llm.engines.scoring import MIN_SHARED_PREFIX, option_token_logprobs, pick_option, prefix_groups, shared_prefix_length
 from arena.llm.model import LoadedModel, ModelNotAvailable, load_model
 from arena.llm.token_chats import ChatTemplate
@@ -71,6 +72,7 @@ class HFStats(EngineStats):
     batches: int = 0
     generate_calls: int = 0
     choose_forwards: int = 0
+    choice_memo_hits: int = 0  # choose() requests answered from scores of identical ones (ChoiceMemo)
 
 
 @dataclass
@@ -245,6 +247,7 @@ class HFEngine:
         self.dtype = str(self.loaded.dtype).removeprefix("torch.")
         self.stats = HFStats()
         self._adapters: dict[str, str] = {}  # adapter key (resolved path) -> peft adapter name
+        self._choice_memo = ChoiceMemo()
         # One computation (or adapter load) at a time. Code that changes the weights (the trainer's
         # optimizer step) holds it too, so no batch ever sees half-updated weights.
         self.model_lock = self._model_lock = threading.Lock()
@@ -566,8 +569,27 @@ class HFEngine:
         return generations
 
     def _choose(self, requests: list[_Request]) -> list[tuple[str, Generation]]:
+        """Score each distinct (adapter, prompt, options) once, remembered while the weights stay
+        the same (`ChoiceMemo`), then draw every request's option with its own generator."""
+        signature = weights_signature(self.model)
+        keys = [ChoiceMemo.key(signature, r.adapter, r.prompt_ids, r.option_ids) for r in requests]
+        scores: dict[Any, ChoiceScores] = {}
+        missing: dict[Any, _Request] = {}
+        for key, request in zip(keys, requests):
+            known = scores.get(key) or self._choice_memo.get(key)
+            if known is not None:
+                scores[key] = known
+            elif key not in missing:
+                missing[key] = request
+        self.stats.choice_memo_hits += len(requests) - len(missing)
+        for key, computed in zip(missing, self._score_choices(list(missing.values()))):
+            scores[key] = computed
+            self._choice_memo.put(key, computed)
+        return [self._choice_result(request, scores[key]) for key, request in zip(keys, requests)]
+
+    def _score_choices(self, requests: list[_Request]) -> list[ChoiceScores]:
         vocab = int(self.model.config.vocab_size)
-        results: dict[int, tuple[str, Generation]] = {}
+        results: dict[int, ChoiceScores] = {}
         # Seats' prompts differ from their first line (the role), so a batch of both seats' moves
         # shares almost nothing: group the requests whose prompts share a prefix, and each group's
         # chunks prefill that prefix once.
@@ -577,11 +599,11 @@ class HFEngine:
             for i in group:  # chunks bound the option log-prob tensor's size
                 cost = len(requests[i].option_ids) * max(len(ids) for ids in requests[i].option_ids) * vocab
                 if chunk and load + cost > LOGITS_BUDGET_FLOATS:
-                    results.update(zip(chunk, self._choose_chunk([requests[j] for j in chunk])))
+                    results.update(zip(chunk, self._score_chunk([requests[j] for j in chunk])))
                     chunk, load = [], 0
                 chunk.append(i)
                 load += cost
-            results.update(zip(chunk, self._choose_chunk([requests[j] for j in chunk])))
+            results.update(zip(chunk, self._score_chunk([requests[j] for j in chunk])))
         return [results[i] for i in range(len(requests))]
 
     def _prefill_prompts(self, requests: list[_Request]) -> tuple[torch.Tensor, torch.Tensor, Any]:
@@ -601,7 +623,7 @@ class HFEngine:
         )
         return out.logits[:, -1, :].float().log_softmax(-1), attention_mask, out.past_key_values
 
-    def _choose_chunk(self, requests: list[_Request]) -> list[tuple[str, Generation]]:
+    def _score_chunk(self, requests: list[_Request]) -> list[ChoiceScores]:
         # 1) Prefill every prompt once.
         first_logprobs, attention_mask, cache = self._prefill_prompts(requests)
         names = [r.adapter for r in requests]
@@ -609,34 +631,34 @@ class HFEngine:
         token_logprobs = option_token_logprobs(
             self.model, first_logprobs, attention_mask, cache, [r.option_ids for r in requests], self.tokenizer.pad_token_id,
             lambda owner: self._adapter_kwargs([names[i] for i in owner]),
-        )
+        ).cpu()
         self.stats.choose_forwards += 2
-        scores = token_logprobs.sum(1)
         results = []
         row = 0
         for request in requests:
-            count = len(request.option_ids)
-            option_scores = scores[row : row + count]
-            picked = pick_option(option_scores, request.choice_temperature, request.generator)
-            n = len(request.option_ids[picked])
-            self.stats.prompt_tokens += len(request.prompt_ids)
-            self.stats.completion_tokens += n
-            results.append(
-                (
-                    request.options[picked],
-                    Generation(
-                        text=request.options[picked],
-                        prompt_tokens=len(request.prompt_ids),
-                        completion_tokens=n,
-                        finish_reason="stop",
-                        prompt_ids=list(request.prompt_ids),
-                        completion_ids=list(request.option_ids[picked]),
-                        option_logprobs=[float(x) for x in option_scores.tolist()],
-                        option_ids=[list(ids) for ids in request.option_ids],
-                        completion_logprobs=[float(x) for x in token_logprobs[row + picked, :n].tolist()],
-                        engine="hf",
-                    ),
-                )
-            )
-            row += count
+            rows = token_logprobs[row : row + len(request.option_ids)].clone()
+            results.append(ChoiceScores(totals=rows.sum(1), token_logprobs=rows))
+            row += len(request.option_ids)
         return results
+
+    def _choice_result(self, request: _Request, scores: ChoiceScores) -> tuple[str, Generation]:
+        """The request's draw among its options and the Generation that records it."""
+        picked = pick_option(scores.totals, request.choice_temperature, request.generator)
+        n = len(request.option_ids[picked])
+        self.stats.prompt_tokens += len(request.prompt_ids)
+        self.stats.completion_tokens += n
+        return (
+            request.options[picked],
+            Generation(
+                text=request.options[picked],
+                prompt_tokens=len(request.prompt_ids),
+                completion_tokens=n,
+                finish_reason="stop",
+                prompt_ids=list(request.prompt_ids),
+                completion_ids=list(request.option_ids[picked]),
+                option_logprobs=[float(x) for x in scores.totals.tolist()],
+                option_ids=[list(ids) for ids in request.option_ids],
+                completion_logprobs=[float(x) for x in scores.token_logprobs[picked, :n].tolist()],
+                engine="hf",
+            ),
+        )

@@ -1,0 +1,64 @@
+"""Choice scores are remembered while the weights stay the same (arena/llm/engines/choice_memo.py):
+an identical choose() takes the first one's scores and draws with its own seed; any in-place change
+of a weight (the learner's update) makes the next choose() compute again."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import torch
+
+from arena.llm.engines import open_engine
+from arena.llm.engines.choice_memo import ChoiceMemo, ChoiceScores, weights_signature
+from trainer.config import AlgorithmSettings, LoraSettings
+from trainer.learner import Learner, Sample, write_initial_adapter
+
+MESSAGES = [{"role": "user", "content": "Kuhn poker. Your card: K. Opponent bet. Call or fold?"}]
+OPTIONS = ["call", "fold"]
+
+
+def test_an_identical_choice_takes_the_first_ones_scores_and_draws_with_its_own_seed():
+    engine = open_engine("local", "hf")
+    hits = engine.stats.choice_memo_hits
+
+    async def draws():
+        return await asyncio.gather(*(engine.choose(MESSAGES, OPTIONS, temperature=5.0, seed=seed) for seed in range(40)))
+
+    first = asyncio.run(draws())
+    assert engine.stats.choice_memo_hits - hits >= 39  # one computed, the rest remembered
+    assert len({tuple(g.option_logprobs) for _, g in first}) == 1
+    again = asyncio.run(draws())
+    assert [m for m, _ in again] == [m for m, _ in first]  # same seeds, same draws
+    assert {m for m, _ in first} == set(OPTIONS)  # the seeds still draw both moves at T = 5
+
+
+def test_the_memo_forgets_scores_when_the_weights_change(tmp_path):
+    engine = open_engine("local", "hf")
+    write_initial_adapter("local", LoraSettings(r=4, alpha=8, target_modules=["q_proj", "v_proj"]), tmp_path / "adapter", seed=5)
+    learner = Learner(engine, tmp_path / "adapter", AlgorithmSettings(micro_batch_size=2, minibatch_size=2, learning_rate=5e-2),
+                      temperature=1.0, max_new_tokens=4)
+    adapter = str(tmp_path / "adapter")
+    _, before = asyncio.run(engine.choose(MESSAGES, OPTIONS, adapter))
+    signature = weights_signature(engine.model)
+    prompt = engine.encode(MESSAGES)
+    options = engine.option_ids(OPTIONS)
+    samples = [Sample(prompt, options[0], advantage=1.0, option_ids=options, chosen=0),
+               Sample(prompt, options[1], advantage=-1.0, option_ids=options, chosen=1)]
+    learner.update(samples, random.Random(0))
+    assert weights_signature(engine.model) != signature
+    hits = engine.stats.choice_memo_hits
+    _, after = asyncio.run(engine.choose(MESSAGES, OPTIONS, adapter))
+    assert engine.stats.choice_memo_hits == hits  # computed again, not remembered
+    assert after.option_logprobs[0] - after.option_logprobs[1] > before.option_logprobs[0] - before.option_logprobs[1]
+
+
+def test_the_memo_is_bounded_and_keeps_the_most_recently_used():
+    memo = ChoiceMemo(entries=2)
+    scores = ChoiceScores(totals=torch.zeros(2), token_logprobs=torch.zeros(2, 1))
+    keys = [ChoiceMemo.key("w", "base", [i], [[1], [2]]) for i in range(3)]
+    memo.put(keys[0], scores)
+    memo.put(keys[1], scores)
+    assert memo.get(keys[0]) is scores  # now the most recent
+    memo.put(keys[2], scores)
+    assert len(memo) == 2 and memo.get(keys[1]) is None and memo.get(keys[0]) is scores
