@@ -5,7 +5,9 @@
 - `arena eval compare`: two cards side by side, refused across suites, subsets and engines
   (card_comparison.py);
 - `arena eval exploitability`: a policy's exact exploitability in Kuhn poker or Leduc Hold'em
-  (evaluation/exploitability.py).
+  (evaluation/exploitability.py);
+- `arena ablate`: variants of a policy against it in seat-swapped pairs, with a null variant and a
+  paired permutation test (ablate_command.py).
 
 llm_arena_cli/app.py calls `register(app)`.
 """
@@ -303,4 +305,7 @@ def _print_strategy(rows: list[dict]) -> None:
 
 
 def register(app: typer.Typer) -> None:
+    from evaluation.ablate_command import ablate_command
+
     app.add_typer(eval_app, name="eval")
+    app.command("ablate")(ablate_command)

@@ -136,9 +136,7 @@ def parse_config(data: Any, source: str = "league config") -> LeagueConfig:
     try:
         config = LeagueConfig.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        message = first["msg"].removeprefix("Value error, ")
-        loc = tuple(p for p in first["loc"] if p not in ("function-after[_default_name(), PolicyEntry]",))
+        loc, message = first_problem(exc)
         raise ConfigError(f"{source}: {location(loc)}: {message}") from None
     check_names(config, source)
     return config
@@ -146,18 +144,30 @@ def parse_config(data: Any, source: str = "league config") -> LeagueConfig:
 
 def load_config(path: str | Path) -> LeagueConfig:
     """Parse and check a league file, including game ids, player counts and policy kinds."""
+    return parse_config(read_yaml(path), str(path))
+
+
+def read_yaml(path: str | Path) -> Any:
+    """The settings in a YAML file; a missing file, bad YAML or non-UTF-8 text is one ConfigError line."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: no such file")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else "YAML"
         raise ConfigError(f"{path}: {where}: not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: (file): not UTF-8 text") from None
-    return parse_config(data, str(path))
+
+
+def first_problem(exc: ValidationError) -> tuple[tuple[Any, ...], str]:
+    """(key path, message) of a pydantic error's first problem, without pydantic's validator
+    names in the path or its "Value error, " prefix."""
+    first = exc.errors()[0]
+    loc = tuple(p for p in first["loc"] if not str(p).startswith("function-"))
+    return loc, first["msg"].removeprefix("Value error, ")
 
 
 def check_spec(spec: str) -> str | None:
