@@ -9,6 +9,8 @@
   clean valid reply is chosen over a loser's reply or any invalid or unclean reply. A reply seen on both sides at
   one state is dropped (it cannot be both better and worse).
 - battles: LMArena's battle format, one row per pairwise result (league/battles.py).
+- leaderboard: one row per policy, best first: its rating (one system), results and the per-move
+  columns of league/move_stats.py under the names the web's JSON API gives them.
 Extra keys (game_id, match_id, ...) ride along; TRL ignores columns it does not use.
 Policies may record the exact chat they sent in `TurnRecord.meta["messages"]`; when present it
 is used as the prompt instead of the rules + observation.
@@ -24,6 +26,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from arena.match import MatchRecord, TurnRecord
 from league.battles import battle_rows
+from league.move_stats import MoveStats, move_stats
 from league.store import Store
 
 MAX_PAIRS_PER_STATE = 8  # bounds the cross product at very common states (an opening position)
@@ -128,9 +131,32 @@ def export_battles(store: Store, out: Path, *, league_id: int | None = None, gam
     return write_jsonl(out, battle_rows(store.results(league_id, game)))
 
 
+def leaderboard_rows(store: Store, *, league_id: int | None = None, game: str | None = None, by: str = "trueskill") -> list[dict[str, Any]]:
+    """The standings `arena leaderboard --by BY` prints (Bradley-Terry with its bootstrap interval)
+    with every per-move column, as JSON-ready rows."""
+    from league.ratings import leaderboard
+    from league.snapshots import FINAL_BOOTSTRAP
+
+    board = leaderboard(store.results(league_id, game), by=by, game=game, bootstrap=FINAL_BOOTSTRAP)
+    with store.session() as session:
+        stats = move_stats(session, league_id, game).get(game or "", {})
+    return [
+        {"system": by, "game": game or "", "rank": row.rank, "policy": row.policy, "rating": row.rating, "lo": row.lo, "hi": row.hi,
+         "games": row.games, "wins": row.wins, "draws": row.draws, "losses": row.losses,
+         **(stats.get(row.policy) or MoveStats(row.policy)).columns()}
+        for row in board
+    ]
+
+
+def export_leaderboard(store: Store, out: Path, *, league_id: int | None = None, game: str | None = None, by: str = "trueskill") -> int:
+    return write_jsonl(out, leaderboard_rows(store, league_id=league_id, game=game, by=by))
+
+
 EXPORTERS: dict[str, Callable[..., int]] = {
     "records": export_records,
     "sft": export_sft,
     "dpo": export_dpo,
     "battles": export_battles,
+    "leaderboard": export_leaderboard,
 }
+RATED_EXPORTS = ("leaderboard",)  # kinds that take --by

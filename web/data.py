@@ -43,10 +43,23 @@ class LeaderboardRow:
     losses: int
     matches: int
     invalid_rate: float | None
-    avg_tokens: float | None
-    avg_latency_ms: float | None
+    avg_tokens: float | None  # prompt + generated tokens per attempt that reported either
+    avg_latency_ms: float | None  # the mean; median_move_s is the column the page shows
     failures: int
     last_played: str | None
+    # the per-move columns of league.move_stats (MoveStats.columns), under the same names there
+    moves: int
+    forfeits: int
+    forfeit_rate: float | None
+    prompt_tokens_per_move: float | None
+    reasoning_tokens_per_move: float | None
+    answer_tokens_per_move: float | None
+    completion_tokens_per_move: float | None
+    reasoning_moves: int
+    cost_per_move_usd: float | None
+    cost_usd: float | None
+    cost_moves: int
+    median_move_s: float | None
 
 
 class _Cache:
@@ -189,9 +202,9 @@ class WebData:
                 ps = stats.get(st.policy, q.PolicyStats(st.policy))
                 rows.append(LeaderboardRow(
                     rank=st.rank, policy=st.policy, rating=st.rating, lo=st.lo, hi=st.hi, games=ps.games or st.games,
-                    wins=ps.wins, draws=ps.draws, losses=ps.losses, matches=ps.matches, invalid_rate=ps.invalid_rate,
+                    wins=ps.wins, draws=ps.draws, losses=ps.losses,
                     avg_tokens=ps.avg_tokens, avg_latency_ms=None if ps.avg_latency_s is None else ps.avg_latency_s * 1000.0,
-                    failures=ps.failures, last_played=ps.last_played.isoformat(timespec="seconds") if ps.last_played else None,
+                    last_played=ps.last_played.isoformat(timespec="seconds") if ps.last_played else None, **ps.columns(),
                 ))
             return rows, from_snapshots
 

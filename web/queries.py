@@ -1,8 +1,9 @@
 """Read queries for the web, in SQL against league/db.py's models.
 
 The store (league/store.py) is the only writer; everything here only reads. Per-policy statistics
-are aggregated by the database (one pass over the seats of finished matches, one over the turns),
-never by Python loops over turns, and the standings come from the stored rating snapshots
+are aggregated by the database (one pass over the seats of finished matches for the results, and
+league/move_stats.py's passes over the turns for the per-move figures), never by Python loops
+over turns, and the standings come from the stored rating snapshots
 (league/snapshots.py), so a page never refits a rating model.
 
 Seats and ranks live in JSON columns (`matches.seats`, `matches.outcome.ranks`); unnesting them is
@@ -15,54 +16,31 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import case, func, select, text
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
-from arena.match import LENIENT_PARSES
 from arena.redaction import redact, redact_data
-from league.db import FINAL_STATUSES, FINISHED, RUNNING, SCHEDULED, LeagueRow, MatchRow, PolicyRow, RatingSnapshotRow, TurnRow
+from league.db import FINISHED, RUNNING, SCHEDULED, LeagueRow, MatchRow, PolicyRow, RatingSnapshotRow, TurnRow
+from league.move_stats import MoveStats, move_stats
 
 RESULTS = ("win", "draw", "loss")
 STATUSES = ("finished", "aborted", "running", "scheduled", "abandoned")
 
 
 @dataclass
-class PolicyStats:
-    """What one policy did in one scope (a game, or all games): rated results and per-move stats."""
+class PolicyStats(MoveStats):
+    """What one policy did in one scope (a game, or all games): rated results, and the per-move
+    figures of league.move_stats (tokens, cost, time, invalid and forfeit rates)."""
 
-    policy: str
     games: int = 0  # rated matches (at least two distinct policies), as the ratings count them
     wins: int = 0
     draws: int = 0
     losses: int = 0
-    matches: int = 0  # every final match it sat in, self-play included
-    moves: int = 0  # turn records (every attempt)
-    invalid: int = 0  # attempts the game rejected, plus moves only found by a lenient parse
-    failures: int = 0  # timeouts and provider failures
-    penalties: int = 0  # times the game's invalid-move rule was applied
-    tokens: int = 0
-    token_moves: int = 0  # attempts that reported token counts
-    latency_s: float = 0.0
-    cost_usd: float = 0.0
     last_played: datetime | None = None
 
-    @property
-    def invalid_rate(self) -> float | None:
-        return self.invalid / self.moves if self.moves else None
-
-    @property
-    def avg_tokens(self) -> float | None:
-        return self.tokens / self.token_moves if self.token_moves else None
-
-    @property
-    def avg_latency_s(self) -> float | None:
-        return self.latency_s / self.moves if self.moves else None
-
-    def add(self, other: "PolicyStats") -> None:
-        for name in ("games", "wins", "draws", "losses", "matches", "moves", "invalid", "failures", "penalties", "tokens", "token_moves"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.latency_s += other.latency_s
-        self.cost_usd += other.cost_usd
+    def add_results(self, other: "PolicyStats") -> None:
+        self.games, self.wins = self.games + other.games, self.wins + other.wins
+        self.draws, self.losses = self.draws + other.draws, self.losses + other.losses
         if other.last_played is not None and (self.last_played is None or _aware(other.last_played) > _aware(self.last_played)):
             self.last_played = other.last_played
 
@@ -203,15 +181,15 @@ def rating_history(session: Session, league_id: int, policy: str, system: str = 
 def policy_stats(session: Session, league_id: int) -> dict[str, dict[str, PolicyStats]]:
     """game -> policy -> stats, plus "" -> policy -> the stats over all games."""
     dialect = _dialect(session)
-    by_game: dict[str, dict[str, PolicyStats]] = {}
-
-    def stats(game: str, policy: str) -> PolicyStats:
-        return by_game.setdefault(game, {}).setdefault(policy, PolicyStats(policy))
-
+    by_game = {
+        game: {policy: PolicyStats(**vars(figures)) for policy, figures in per_policy.items()}
+        for game, per_policy in move_stats(session, league_id).items()
+    }
+    overall = by_game.setdefault("", {})
     results = session.execute(
         text(
             _best_ranks_cte(dialect)
-            + "SELECT game_id, policy, COUNT(*), "
+            + "SELECT game_id, policy, "
             "SUM(CASE WHEN n >= 2 THEN 1 ELSE 0 END), "
             "SUM(CASE WHEN n >= 2 AND rank = top AND firsts = 1 THEN 1 ELSE 0 END), "
             "SUM(CASE WHEN n >= 2 AND rank = top AND firsts > 1 THEN 1 ELSE 0 END), "
@@ -220,34 +198,11 @@ def policy_stats(session: Session, league_id: int) -> dict[str, dict[str, Policy
         ),
         {"league": league_id},
     )
-    for game, policy, matches, games, wins, draws, losses, last in results:
-        row = stats(game, policy)
-        row.matches, row.games, row.wins, row.draws, row.losses = int(matches), int(games or 0), int(wins or 0), int(draws or 0), int(losses or 0)
+    for game, policy, games, wins, draws, losses, last in results:
+        row = by_game.setdefault(game, {}).setdefault(policy, PolicyStats(policy))
+        row.games, row.wins, row.draws, row.losses = int(games or 0), int(wins or 0), int(draws or 0), int(losses or 0)
         row.last_played = _parse_time(last)
-    turns = session.execute(
-        select(
-            MatchRow.game_id, TurnRow.policy, func.count(TurnRow.id),
-            # invalid: rejected by the game, or only found by the lenient "mention" parse
-            func.sum(case((TurnRow.valid.is_(False), 1), (TurnRow.meta["parse"].as_string().in_(sorted(LENIENT_PARSES)), 1), else_=0)),
-            func.count(TurnRow.error), func.count(TurnRow.penalty),
-            func.sum(func.coalesce(TurnRow.prompt_tokens, 0) + func.coalesce(TurnRow.completion_tokens, 0)),
-            func.count(func.coalesce(TurnRow.prompt_tokens, TurnRow.completion_tokens)),
-            func.sum(TurnRow.latency_s), func.sum(func.coalesce(TurnRow.cost_usd, 0.0)),
-        )
-        .join(MatchRow, MatchRow.id == TurnRow.match_id)
-        .where(MatchRow.league_id == league_id, MatchRow.status.in_(FINAL_STATUSES))
-        .group_by(MatchRow.game_id, TurnRow.policy)
-    )
-    for game, policy, moves, invalid, failures, penalties, tokens, token_moves, latency, cost in turns:
-        row = stats(game, policy)
-        row.moves, row.invalid, row.failures, row.penalties = int(moves), int(invalid or 0), int(failures or 0), int(penalties or 0)
-        row.tokens, row.token_moves = int(tokens or 0), int(token_moves or 0)
-        row.latency_s, row.cost_usd = float(latency or 0.0), float(cost or 0.0)
-    overall: dict[str, PolicyStats] = {}
-    for per_policy in by_game.values():
-        for policy, row in per_policy.items():
-            overall.setdefault(policy, PolicyStats(policy)).add(row)
-    by_game[""] = overall
+        overall.setdefault(policy, PolicyStats(policy)).add_results(row)
     return by_game
 
 

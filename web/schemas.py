@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal, get_type_hints
 from fastapi import Path as PathParam
 from pydantic import BaseModel, Field, create_model
 
+from league.move_stats import DEFINITIONS
 from web import queries as q
 from web.data import LeaderboardRow
 
@@ -21,8 +22,10 @@ Status = Literal["finished", "aborted", "running", "scheduled", "abandoned"]
 
 
 # One leaderboard row, the same fields as the read model's row (web.data.LeaderboardRow), so the
-# API and the pages cannot drift apart.
-LeaderboardEntry = create_model("LeaderboardEntry", **{name: (hint, ...) for name, hint in get_type_hints(LeaderboardRow).items()})
+# API and the pages cannot drift apart; the per-move columns carry their definitions into the schema.
+LeaderboardEntry = create_model("LeaderboardEntry", **{
+    name: (hint, Field(..., description=DEFINITIONS.get(name))) for name, hint in get_type_hints(LeaderboardRow).items()
+})
 
 
 class LeaderboardOut(BaseModel):
@@ -226,9 +229,9 @@ def pair_out(a: str, b: str, pair: q.Pair) -> PairOut:
 
 def stats_dict(stats: q.PolicyStats) -> dict[str, Any]:
     return {
-        "games": stats.games, "wins": stats.wins, "draws": stats.draws, "losses": stats.losses, "matches": stats.matches,
-        "moves": stats.moves, "invalid": stats.invalid, "invalid_rate": stats.invalid_rate, "failures": stats.failures,
-        "penalties": stats.penalties, "avg_tokens": stats.avg_tokens,
-        "avg_latency_ms": None if stats.avg_latency_s is None else stats.avg_latency_s * 1000.0, "cost_usd": stats.cost_usd,
+        "games": stats.games, "wins": stats.wins, "draws": stats.draws, "losses": stats.losses,
+        "invalid": stats.invalid, "penalties": stats.penalties, "avg_tokens": stats.avg_tokens,
+        "avg_latency_ms": None if stats.avg_latency_s is None else stats.avg_latency_s * 1000.0,
         "last_played": stats.last_played.isoformat(timespec="seconds") if stats.last_played else None,
+        **stats.columns(),
     }

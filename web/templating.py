@@ -12,6 +12,8 @@ from typing import Any
 import jinja2
 from fastapi.templating import Jinja2Templates
 
+from league.move_stats import seconds_text, usd_text
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -23,6 +25,8 @@ def make_templates() -> Jinja2Templates:
     env.filters["pct"] = lambda v: "–" if v is None else f"{100.0 * v:.1f}%"
     env.filters["when"] = lambda v: "–" if v is None else (v.strftime("%Y-%m-%d %H:%M:%S") if isinstance(v, datetime) else str(v).replace("T", " "))
     env.filters["cap"] = cap
+    env.filters["usd"] = usd_text  # the leaderboard's per-move figures read as in the terminal
+    env.filters["secs"] = seconds_text
     # Jinja's urlencode keeps "/" as is, so a policy named "../x" made a link the browser folded
     # into another path (404). Names go into URLs as one segment: every reserved character quoted.
     env.filters["urlencode"] = _url_segment

@@ -16,28 +16,33 @@ console = Console(highlight=False)
 
 
 def print_leaderboard(store: Any, league_id: Optional[int], by: str, game: Optional[str], bootstrap: int,
-                       ci: str = "bootstrap", pooling: str = "games") -> None:
-    from league.rating_display import estimate, has_interval, missing_interval_reason, rank_ties
+                       ci: str = "bootstrap", pooling: str = "games", columns: str = "standings") -> None:
+    from league.cli.board_columns import board_table, column_notes
+    from league.move_stats import move_stats
     from league.ratings import leaderboard
-    from league.results import is_rated
 
     results = store.results(league_id, game)
     rows = leaderboard(results, by=by, game=game, bootstrap=bootstrap, ci=ci, pooling=pooling)
-    table = Table(title=f"Leaderboard: {by}, {game or 'all games'}, {len(results)} matches", title_justify="left")
-    # Each number sits beside the interval of that same number (league/rating_display.py).
-    value_columns = {
-        "trueskill": [("mu", "right"), ("95% CI of mu", "right"), ("mu - 3 sigma", "right")],
-        "bt": [("rating", "right"), ("95% CI", "right")],
-        "elo": [("rating", "right")],
-    }[by]
-    for column, justify in (("rank", "right"), ("policy", "left"), *value_columns, ("games", "right"), ("W/D/L", "right"), ("score %", "right")):
-        table.add_column(column, justify=justify)
-    for row in rows:
-        interval = f"{row.lo:.1f} .. {row.hi:.1f}" if has_interval(row.lo, row.hi) else "not computed"
-        values = [f"{estimate(by, row.rating, row.lo, row.hi):.1f}", interval, f"{row.rating:.1f}"][: len(value_columns)]
-        score = (row.wins + 0.5 * row.draws) / row.games * 100 if row.games else 0.0
-        table.add_row(str(row.rank), row.policy, *values, str(row.games), f"{row.wins}/{row.draws}/{row.losses}", f"{score:.0f}")
-    console.print(table)
+    with store.session() as session:
+        stats = move_stats(session, league_id, game).get(game or "", {})
+    per_move = ", per move" if columns == "moves" else ""
+    title = f"Leaderboard: {by}, {game or 'all games'}, {len(results)} matches{per_move}"
+    table, width = board_table(title, rows, stats, columns, by, console.width)
+    # rich never prints wider than its console: the wide view gets a console of its own width
+    (console if width <= console.width else Console(highlight=False, width=width)).print(table)
+    if columns == "moves":
+        console.print(f"rows and ranks as in the {by} standings (--columns standings)", soft_wrap=True)
+    else:
+        _print_rating_notes(rows, results, by, bootstrap, ci, pooling)
+    for note in column_notes(columns, stats):
+        console.print(note, soft_wrap=True, markup=False)
+
+
+def _print_rating_notes(rows: list, results: list, by: str, bootstrap: int, ci: str, pooling: str) -> None:
+    """How the ratings were fitted, why an interval is missing, why a rank is shared."""
+    from league.rating_display import has_interval, missing_interval_reason, rank_ties
+    from league.results import is_rated
+
     notes = {
         "trueskill": "TrueSkill: mu with its 95% CI (mu -/+ 1.96 sigma); rows ordered by the conservative mu - 3 sigma",
         "elo": "Elo in log order (K=32)",
@@ -64,12 +69,15 @@ def leaderboard_command(
     bootstrap: int = typer.Option(200, "--bootstrap", min=0, max=10_000, help="Bradley-Terry bootstrap resamples for the CI."),
     ci: str = typer.Option("bootstrap", "--ci", help="Bradley-Terry CI: bootstrap (resampled matches) or sandwich (robust standard errors, as LMArena)."),
     pooling: str = typer.Option("games", "--pooling", help="Bradley-Terry over several games: games (each game weighs the same, as Kaggle Game Arena's unified board) or matches (each match once)."),
+    columns: str = typer.Option("standings", "--columns", help="standings (rating, 95% CI, games, W/D/L, invalid and forfeit rates; fits 80 columns), moves (tokens per move: prompt, reasoning, answer; $ per move and in total; median move time) or all (every column in one wide table). Each figure is defined under the table and in docs/league.md."),
 ) -> None:
     """Ratings with 95% confidence intervals and ranks that respect them.
 
     Example: arena leaderboard --by bt --game tictactoe --db sqlite:///demo.db
     Example: arena leaderboard --by bt --ci sandwich --pooling matches
+    Example: arena leaderboard --columns moves    # tokens (reasoning apart), cost and time per move
     """
+    from league.cli.board_columns import VIEWS
     from league.ratings import CI_METHODS, POOLINGS, SYSTEMS
 
     if by not in SYSTEMS:
@@ -80,11 +88,13 @@ def leaderboard_command(
         raise fail(f"--pooling {pooling!r}: choose one of {', '.join(POOLINGS)}")
     if by != "bt" and (ci, pooling) != ("bootstrap", "games"):
         raise fail(f"--ci and --pooling apply to --by bt only (got --by {by})")
+    if columns not in VIEWS:
+        raise fail(f"--columns {columns!r}: choose one of {', '.join(VIEWS)}")
     store = open_store(db, must_exist=True)
     league_id = league_id_of(store, league)
     if game and game not in {g for g in _games_played(store, league_id)}:
         raise fail(f"--game {game!r}: no finished matches of that game (games: {', '.join(_games_played(store, league_id)) or 'none'})")
-    print_leaderboard(store, league_id, by, game, bootstrap, ci, pooling)
+    print_leaderboard(store, league_id, by, game, bootstrap, ci, pooling, columns)
 
 
 def _games_played(store: Any, league_id: Optional[int]) -> list[str]:

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -203,11 +204,13 @@ def test_ctrl_c_abandons_in_flight_and_says_how_to_resume(tmp_path):
 def test_trueskill_shows_mu_with_its_own_interval_and_explains_shared_ranks(league):
     _, db, _ = league
     board = _invoke("leaderboard", "--by", "trueskill", "--db", db)
-    header = next(line for line in board.output.splitlines() if "policy" in line)
-    assert ["mu", "95% CI of mu", "mu - 3 sigma"] == [c.strip() for c in header.split("┃")[3:6]]
-    for line in board.output.splitlines():
-        if "│ bot " in line:
-            cells = [c.strip() for c in line.split("│")[1:-1]]
+    lines = board.output.splitlines()
+    header = next(i for i, line in enumerate(lines) if "policy" in line)
+    assert re.split(r"\s{2,}", lines[header - 1].strip()) == ["95% CI", "mu - 3"]  # two-line headers: "95% CI / of mu"
+    assert re.split(r"\s{2,}", lines[header].strip())[:5] == ["rank", "policy", "mu", "of mu", "sigma"]
+    for line in lines:
+        if re.match(r"\s*\d+\s{2}bot\s", line):
+            cells = re.split(r"\s{2,}", line.strip())
             mu, (lo, hi), conservative = float(cells[2]), map(float, cells[3].split(" .. ")), float(cells[4])
             assert lo <= mu <= hi and conservative < lo  # mu sits inside its interval; mu - 3 sigma is its own number
     assert "rank 1 is shared by" in board.output and "95% CIs overlap" in board.output  # 2 matches per game: no separation

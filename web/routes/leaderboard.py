@@ -12,6 +12,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from league.move_stats import DEFINITIONS, MOVE_DEFINITION
 from web.context import WebContext
 from web.data import SYSTEM_LABELS
 from web.schemas import Interval, LeaderboardEntry, LeaderboardOut, LeagueOut, Pooling, System
@@ -62,6 +63,7 @@ def router(web: WebContext) -> APIRouter:
                 "league": league_name, "leagues": names, "systems": SYSTEM_LABELS, "play_enabled": web.play is not None,
                 "rows": rows, "game": scope, "games": games, "system": system, "from_snapshots": from_snapshots,
                 "ci": ci, "pooling": pooling, "bt_choice": system == "bt" and (ci, pooling) != ("bootstrap", "games"),
+                "definitions": DEFINITIONS, "move_definition": MOVE_DEFINITION,
             })
             hit = rendered[key] = (answer, html.encode())
         return Response(hit[1], media_type="text/html; charset=utf-8")
