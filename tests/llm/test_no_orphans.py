@@ -85,11 +85,8 @@ def _commands(tmp_path: Path) -> dict[str, list[str]]:
     }
 
 
-CASES = [
-    ("serve-model", signal.SIGKILL), ("serve-model", signal.SIGTERM), ("serve-model", signal.SIGINT),
-    ("league", signal.SIGKILL), ("league", signal.SIGTERM), ("league", signal.SIGINT),
-    ("eval-suite", signal.SIGKILL), ("train", signal.SIGKILL), ("play", signal.SIGKILL),
-]
+COMMANDS = ("serve-model", "league", "eval-suite", "train", "play")
+CASES = [(command, sig) for command in COMMANDS for sig in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT)]
 
 
 @pytest.mark.parametrize(("command", "sig"), CASES, ids=[f"{c}-{s.name}" for c, s in CASES])
