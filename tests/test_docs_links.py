@@ -1,6 +1,8 @@
 """Every link in README.md and docs/ leads to a file of this repository, and every `#anchor` to a
 heading of the page it names: a link to a file outside the repository (`../shared/...`) or to
-the web breaks for a reader of a clone, and a renamed heading breaks the links to it silently."""
+the web breaks for a reader of a clone, and a renamed heading breaks the links to it silently.
+The reference pages (README.md, docs/*.md) name only repository files that exist, so a moved
+module cannot leave its old path behind; docs/experiments/ quotes commands as they were run."""
 
 from __future__ import annotations
 
@@ -11,6 +13,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+REFERENCE_PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+TOP_LEVEL = "arena|arena_verifiers|games|league|evaluation|trainer|web|serve_env|serve_model|interop|llm_arena_cli|bench|tests|scripts|examples|docs"
+REPO_PATH = re.compile(rf"(?<![\w/.-])((?:{TOP_LEVEL})/[\w./-]*\.(?:py|md|yaml|sh|html|png|json))")
 
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.S | re.M)
 CODE_SPAN = re.compile(r"`[^`\n]*`")
@@ -60,6 +65,12 @@ def broken_links(page: Path, root: Path = ROOT) -> list[str]:
 def test_every_link_leads_into_the_repository(page):
     broken = broken_links(page)
     assert not broken, f"{page.relative_to(ROOT)}:\n" + "\n".join(broken)
+
+
+@pytest.mark.parametrize("page", REFERENCE_PAGES, ids=[p.relative_to(ROOT).as_posix() for p in REFERENCE_PAGES])
+def test_every_repository_file_a_page_names_exists(page):
+    gone = sorted({path for path in REPO_PATH.findall(page.read_text(encoding="utf-8")) if "NAME" not in path and not (ROOT / path).exists()})
+    assert not gone, f"{page.relative_to(ROOT)} names files that do not exist: {', '.join(gone)}"
 
 
 def test_the_checker_finds_each_kind_of_broken_link(tmp_path):
