@@ -57,15 +57,15 @@ def ablate_command(
 
     Example: arena ablate --policy local,max_new_tokens=8 --variant vote3=local,max_new_tokens=8,sampler=vote:3 --game tictactoe --pairs 20 --db sqlite:///ablate.db
     """
-    from evaluation.ablation_plan import PlanError, load_plan, parse_plan
+    from evaluation.ablation_plan import FLAGS, PlanError, load_plan, parse_plan
 
     plan_flags = {"baseline": policy, "variants": variants or None, "games": games or None, "pairs": pairs, "seed": seed,
-                  "name": name, "null": null, "all_pairs": all_pairs or None}
+                  "name": name, "null_variant": null, "all_pairs": all_pairs or None}
     given = {key: value for key, value in plan_flags.items() if value is not None}
     try:
         if config_path is not None:
             if given:
-                flag = {"baseline": "--policy", "variants": "--variant", "games": "--game", "all_pairs": "--all-pairs"}.get(next(iter(given)), f"--{next(iter(given))}")
+                flag = FLAGS.get(next(iter(given)), "")
                 raise fail(f"{flag}: the plan is in {config_path}; give it there or in flags, not both")
             plan = load_plan(config_path)
         elif policy is None:
@@ -152,7 +152,7 @@ def _resume_command(config_path: Optional[Path], flags: dict[str, Any], db: Opti
         for key in ("pairs", "seed", "name"):
             if flags[key] is not None:
                 words += [f"--{key}", str(flags[key])]
-        if flags["null"] is False:
+        if flags["null_variant"] is False:
             words.append("--no-null")
         if flags["all_pairs"]:
             words.append("--all-pairs")

@@ -32,7 +32,7 @@ NULL_SUFFIX = " (null)"
 SEED_SPACE = 2**31  # chance seeds and the null's seed: non-negative int32, which every engine takes
 LEAGUE_PREFIX = "ablate "
 # Flag names for the plan's keys, so an error in flags names the flag, not a YAML key.
-FLAGS = {"baseline": "--policy", "variants": "--variant", "games": "--game", "pairs": "--pairs", "seed": "--seed", "name": "--name"}
+FLAGS = {"baseline": "--policy", "variants": "--variant", "games": "--game", "pairs": "--pairs", "seed": "--seed", "name": "--name", "null_variant": "--no-null", "all_pairs": "--all-pairs"}
 
 
 class PlanError(ConfigError):
@@ -86,7 +86,7 @@ class AblationPlan(BaseModel):
     db: str | None = None  # SQLAlchemy URL; --db and $ARENA_DB override
     baseline: PlanPolicy
     variants: list[PlanPolicy] = Field(default_factory=list)
-    null: bool = True  # add the null variant (the baseline with draws of its own)
+    null_variant: bool = True  # add the null variant (the baseline with draws of its own); `null:` would be YAML's null
     all_pairs: bool = False  # the variants also play each other (the null plays only the baseline)
     games: list[PlanGame] = Field(min_length=1)
     pairs: int = Field(ge=1, le=100_000)  # chance seeds per game; each is one pair of every comparison
@@ -109,8 +109,8 @@ class AblationPlan(BaseModel):
     @model_validator(mode="after")
     def _check(self) -> "AblationPlan":
         self.name = (self.name or self.baseline.name).strip()
-        if not self.variants and not self.null:
-            raise ValueError("nothing to compare: give at least one variant, or keep the null variant")
+        if not self.variants and not self.null_variant:
+            raise ValueError("nothing to compare: give at least one variant, or keep the null variant (null_variant: true)")
         entries = self.entries()
         names = [p.name for p, _ in entries]
         repeated = sorted({n for n in names if names.count(n) > 1})
@@ -119,7 +119,7 @@ class AblationPlan(BaseModel):
         specs = [p.spec for p, role in entries if role != "null"]
         copies = sorted({s for s in specs if specs.count(s) > 1})
         if copies:
-            raise ValueError(f"two policies share the spec {copies[0]!r}; a copy of the baseline is the null variant (null: true), "
+            raise ValueError(f"two policies share the spec {copies[0]!r}; a copy of the baseline is the null variant (on by default), "
                              "which gets draws of its own: a same-spec copy would replay the baseline's games")
         ids = [g.id for g in self.games]
         if len(set(ids)) != len(ids):
@@ -133,7 +133,7 @@ class AblationPlan(BaseModel):
     def entries(self) -> list[tuple[PlanPolicy, str]]:
         """(policy, role) in a fixed order: the baseline, the null variant, the variants."""
         out = [(self.baseline, "baseline")]
-        if self.null:
+        if self.null_variant:
             out.append((self.null_policy(), "null"))
         return out + [(v, "variant") for v in self.variants]
 
@@ -145,7 +145,7 @@ class AblationPlan(BaseModel):
         out = [(name, base, "variant") for name in names]
         if self.all_pairs:
             out += [(a, b, "pair") for i, a in enumerate(names) for b in names[i + 1 :]]
-        return out + ([(self.null_policy().name, base, "null")] if self.null else [])
+        return out + ([(self.null_policy().name, base, "null")] if self.null_variant else [])
 
     @property
     def league_name(self) -> str:
@@ -237,4 +237,8 @@ def parse_plan(data: Any, source: str, *, flags: bool = False) -> AblationPlan:
 
 def load_plan(path: str | Path) -> AblationPlan:
     """The plan in a YAML file (read as league files are)."""
-    return parse_plan(read_yaml(path), str(path))
+    try:
+        data = read_yaml(path)
+    except ConfigError as exc:
+        raise PlanError(str(exc)) from None
+    return parse_plan(data, str(path))

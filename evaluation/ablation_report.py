@@ -80,6 +80,11 @@ def collect_pairs(plan: AblationPlan, records: Iterable[MatchRecord]) -> dict[tu
     return out
 
 
+def significant_digits(p: float) -> float:
+    """A p-value to 6 significant digits (6 decimals would turn a small one into 0)."""
+    return float(f"{p:.6g}")
+
+
 def _summary(tally: PairTally) -> dict[str, Any]:
     stats = summarize(tally.differences)
     rounded = lambda x: None if x is None else round(x, 6)  # noqa: E731
@@ -87,7 +92,7 @@ def _summary(tally: PairTally) -> dict[str, Any]:
     return {
         "pairs": stats.n, "pairs_aborted": tally.aborted, **{k: results[k] for k in ("games", "wins", "draws", "losses", "score")},
         "diff": rounded(stats.mean), "ci95": None if stats.ci_lo is None else [rounded(stats.ci_lo), rounded(stats.ci_hi)],
-        "sd": rounded(stats.sd), "p_value": rounded(stats.p_value), "decisive_pairs": stats.decisive,
+        "sd": rounded(stats.sd), "p_value": significant_digits(stats.p_value) if stats.n else None, "decisive_pairs": stats.decisive,
         "smallest_possible_p": rounded(stats.smallest_p),
     }
 
@@ -128,7 +133,7 @@ def ablation_report(plan: AblationPlan, records: Iterable[MatchRecord], *, plann
         })
     judged = [c for c in comparisons if c["role"] != "null" and c["pairs"]]
     for comparison, adjusted in zip(judged, holm([c["p_value"] for c in judged])):
-        comparison["p_holm"] = round(adjusted, 6)
+        comparison["p_holm"] = significant_digits(adjusted)
     for comparison in comparisons:
         comparison.setdefault("p_holm", None)
         decisive_p = comparison["p_value"] if comparison["role"] == "null" else comparison["p_holm"]
