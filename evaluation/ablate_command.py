@@ -23,7 +23,7 @@ from rich.table import Table
 
 from arena.redaction import redact
 from arena.user_errors import fail
-from evaluation.ablation_report import p_text, signed, title
+from evaluation.ablation_report import p_text, plural, signed, title
 from league.cli.store_option import DB_HELP, open_store
 
 console = Console(highlight=False)
@@ -165,7 +165,7 @@ def print_report(report: dict[str, Any]) -> None:
     """The comparisons, what each harness costs, and the verdicts in words."""
     matches = report["matches"]
     state = "" if report["complete"] else f"; incomplete: {matches['finished']} of {matches['planned']} matches stored"
-    table = Table(title=escape(title(report) + f", {report['pairs_per_game']} pairs per game, seed {report['seed']}{state}"),
+    table = Table(title=escape(title(report) + f", {plural(report['pairs_per_game'], 'pair')} per game, seed {report['seed']}{state}"),
                   title_justify="left", box=box.SIMPLE_HEAD)
     table.add_column("policy", overflow="fold", min_width=12)
     for column in ("pairs", "W/D/L", "diff", "95% CI", "p", "Holm p", "sig"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evaluation.ablation_report import METHOD, interval_text, p_text, title
+from evaluation.ablation_report import METHOD, interval_text, p_text, plural, title
 
 
 def _cell(text: Any) -> str:
@@ -24,7 +24,7 @@ def markdown(report: dict[str, Any], plot_name: str | None) -> str:
     lines = [
         f"## {_cell(title(report)).capitalize()}",
         "",
-        f"League `{_cell(report['league'])}`: {report['pairs_per_game']} pairs per game (seed {report['seed']}); "
+        f"League `{_cell(report['league'])}`: {plural(report['pairs_per_game'], 'pair')} per game (seed {report['seed']}); "
         f"{matches['finished']} of {matches['planned']} matches finished" + (f", {matches['aborted']} aborted" if matches["aborted"] else "")
         + ("." if report["complete"] else " (incomplete: the figures cover the stored pairs)."),
         "",

@@ -153,6 +153,13 @@ def ablation_report(plan: AblationPlan, records: Iterable[MatchRecord], *, plann
     }
 
 
+EVEN = "every pair came out even (the same seat won both games, or both were drawn)"
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
 def title(report: dict[str, Any]) -> str:
     """`ablation NAME: against BASELINE on GAMES` (the name left out where it is the baseline's)."""
     name = "" if report["ablation"] == report["baseline"] else f" {report['ablation']}:"
@@ -177,11 +184,10 @@ def verdict(c: dict[str, Any], alpha: float) -> str:
     who = f"{c['policy']} vs {c['against']}"
     if not c["pairs"]:
         return f"{who}: no complete pair yet."
-    effect = f"{signed(c['diff'])} points per game ({interval_text(c)}) over {c['pairs']} pairs"
+    effect = f"{signed(c['diff'])} points per game ({interval_text(c)}) over {plural(c['pairs'], 'pair')}"
     if c["role"] == "null":
         if c["decisive_pairs"] == 0:
-            return (f"{who}: every pair came out even: the baseline played the same whatever its draws here, "
-                    "so the null shows no sampling noise.")
+            return f"{who}: {EVEN}: whose draws were played changed no result, so the null shows no sampling noise here."
         if c["significant"]:
             return (f"warning: {who}: {effect}, p = {c['p_value']:.3g}: the null variant, a copy of the baseline with draws of its own, "
                     f"differs from it at alpha {alpha:g}; something besides the policy moves the results (a seat effect the swap "
@@ -193,6 +199,8 @@ def verdict(c: dict[str, Any], alpha: float) -> str:
         direction = "scores higher than" if c["diff"] > 0 else "scores lower than"
         return f"{c['policy']} {direction} {c['against']}: {effect}, {adjusted}: the data support a difference at alpha {alpha:g}."
     short = ""
-    if c["smallest_possible_p"] >= alpha:
-        short = f"; {c['decisive_pairs']} decisive pairs cannot give p below {c['smallest_possible_p']:.3g}: play more pairs"
+    if c["decisive_pairs"] == 0:
+        short = f"; {EVEN}"
+    elif c["smallest_possible_p"] >= alpha:
+        short = f"; {plural(c['decisive_pairs'], 'decisive pair')} cannot give p below {c['smallest_possible_p']:.3g}: play more pairs"
     return f"{who}: {effect}, {adjusted}: the data do not support a difference at alpha {alpha:g} (which is not evidence that there is none){short}."

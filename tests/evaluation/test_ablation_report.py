@@ -77,7 +77,7 @@ def test_a_significant_null_is_a_warning():
 def test_a_null_whose_pairs_all_tie_says_the_baseline_shows_no_noise():
     records = [r for pair in range(3) for r in pair_records(PLAN, pair, "base (null)", "base", DRAW, DRAW)]
     report = ablation_report(PLAN, records, planned_matches=48)
-    assert "every pair came out even" in report["comparisons"][-1]["verdict"]
+    assert "every pair came out even" in report["comparisons"][-1]["verdict"] and "shows no sampling noise" in report["comparisons"][-1]["verdict"]
     assert not report["complete"]
     assert report["comparisons"][0]["verdict"] == "v vs base: no complete pair yet."
 
