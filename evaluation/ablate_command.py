@@ -195,13 +195,8 @@ def print_report(report: dict[str, Any]) -> None:
 
 
 def _write_files(report: dict[str, Any], json_path: Optional[Path], markdown_path: Optional[Path]) -> None:
-    if json_path:
-        from evaluation.card_files import write_json
+    from evaluation.ablation_files import write_markdown
+    from evaluation.card_files import write_outputs
 
-        write_json(report, json_path)
-        console.print(f"report written to {json_path}")
-    if markdown_path:
-        from evaluation.ablation_files import write_markdown
-
-        image = write_markdown(report, markdown_path)
-        console.print(f"markdown written to {markdown_path} (plot {image})")
+    for line in write_outputs(report, json_path, markdown_path, write_markdown, "report"):
+        console.print(line)

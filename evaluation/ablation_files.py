@@ -8,15 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from evaluation.ablation_report import METHOD, interval_text, p_text, plural, title
+from evaluation.card_files import markdown_with_plot, percent
 
 
 def _cell(text: Any) -> str:
     """A markdown table cell: names and specs are the user's text, and a `|` would split the row."""
     return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.0f}%"
 
 
 def markdown(report: dict[str, Any], plot_name: str | None) -> str:
@@ -44,7 +41,7 @@ def markdown(report: dict[str, Any], plot_name: str | None) -> str:
     for row in report["policies"]:
         tokens = "-" if row["tokens_per_move"] is None else f"{row['tokens_per_move']:.1f}"
         latency = "-" if row["median_latency_s"] is None else f"{row['median_latency_s']:.3f} s"
-        lines.append(f"| {_cell(row['name'])} | {row['role']} | `{_cell(row['spec'])}` | {_pct(row['invalid_rate'])} | {tokens} | {latency} | {row['engine'] or '-'} |")
+        lines.append(f"| {_cell(row['name'])} | {row['role']} | `{_cell(row['spec'])}` | {percent(row['invalid_rate'])} | {tokens} | {latency} | {row['engine'] or '-'} |")
     lines += ["", "### How the figures are computed", ""] + [f"- {key}: {text}" for key, text in METHOD.items()]
     lines.append(f"- alpha: {report['alpha']:g}")
     if plot_name:
@@ -94,7 +91,4 @@ def plot(report: dict[str, Any], path: Path) -> None:
 
 def write_markdown(report: dict[str, Any], path: Path) -> Path:
     """Markdown at `path` and its plot beside it (same name, .png); returns the plot's path."""
-    image = path.with_suffix(".png")
-    plot(report, image)
-    path.write_text(markdown(report, image.name), encoding="utf-8")
-    return image
+    return markdown_with_plot(report, path, markdown, plot)

@@ -21,9 +21,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from league.config import ConfigError, LeagueConfig, check_spec, first_problem, location, parse_config, read_yaml
+from league.config import ConfigError, LeagueConfig, check_spec, location, parse_config, read_yaml, validated
 from league.scheduling import stable_seed
 
 # Kinds whose draws come from the seat's seed unless the spec sets `seed=` (arena/seeding.py).
@@ -223,14 +223,8 @@ def check_plan(plan: AblationPlan, source: str, flags: bool) -> None:
 
 def parse_plan(data: Any, source: str, *, flags: bool = False) -> AblationPlan:
     """Validate settings (a dict) into a plan; every problem is one line naming the key or flag."""
-    if not isinstance(data, dict):
-        raise PlanError(f"{source}: (top level): expected a mapping of settings, got {type(data).__name__}")
-    try:
-        plan = AblationPlan.model_validate(data)
-    except ValidationError as exc:
-        loc, message = first_problem(exc)
-        where = FLAGS[str(loc[0])] if flags and loc and loc[0] in FLAGS else location(loc)
-        raise PlanError(f"{source}: {where}: {message}") from None
+    where = (lambda loc: FLAGS[str(loc[0])] if loc and loc[0] in FLAGS else location(loc)) if flags else location
+    plan = validated(AblationPlan, data, source, PlanError, where)
     check_plan(plan, source, flags)
     return plan
 

@@ -5,15 +5,28 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 
 def write_json(card: dict[str, Any], path: Path) -> None:
     path.write_text(json.dumps(card, indent=1, sort_keys=False) + "\n", encoding="utf-8")
 
 
-def _pct(value: float | None) -> str:
+def percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.0f}%"
+
+
+def write_outputs(report: dict[str, Any], json_path: Path | None, markdown_path: Path | None, write_markdown: Callable[[dict[str, Any], Path], Path],
+                  noun: str) -> list[str]:
+    """A card or report as JSON and/or markdown with its plot (`write_markdown`); the lines that say where."""
+    said = []
+    if json_path:
+        write_json(report, json_path)
+        said.append(f"{noun} written to {json_path}")
+    if markdown_path:
+        image = write_markdown(report, markdown_path)
+        said.append(f"markdown written to {markdown_path} (plot {image})")
+    return said
 
 
 def markdown(card: dict[str, Any], plot_name: str | None) -> str:
@@ -36,8 +49,8 @@ def markdown(card: dict[str, Any], plot_name: str | None) -> str:
         vs = [f"{v['wins']}/{v['draws']}/{v['losses']}" if (v := row["vs"].get(r)) else "-" for r in references]
         tokens = row["prompt_tokens"] + row["completion_tokens"]
         latency = "-" if row["median_latency_s"] is None else f"{row['median_latency_s']:.3f} s"
-        lines.append(f"| {row['game']} | {_pct(row['score'])} ({_pct(row['score_lo'])} .. {_pct(row['score_hi'])}) | "
-                     + " | ".join(vs) + f" | {_pct(row['invalid_rate'])} | {tokens} | {latency} |")
+        lines.append(f"| {row['game']} | {percent(row['score'])} ({percent(row['score_lo'])} .. {percent(row['score_hi'])}) | "
+                     + " | ".join(vs) + f" | {percent(row['invalid_rate'])} | {tokens} | {latency} |")
     if plot_name:
         lines += ["", f"![score per game against each reference]({plot_name})"]
     return "\n".join(lines) + "\n"
@@ -74,8 +87,13 @@ def plot(card: dict[str, Any], path: Path) -> None:
 
 
 def write_markdown(card: dict[str, Any], path: Path) -> Path:
+    return markdown_with_plot(card, path, markdown, plot)
+
+
+def markdown_with_plot(data: dict[str, Any], path: Path, as_markdown: Callable[[dict[str, Any], str], str],
+                       draw: Callable[[dict[str, Any], Path], None]) -> Path:
     """Markdown at `path` and its plot beside it (same name, .png); returns the plot's path."""
     image = path.with_suffix(".png")
-    plot(card, image)
-    path.write_text(markdown(card, image.name), encoding="utf-8")
+    draw(data, image)
+    path.write_text(as_markdown(data, image.name), encoding="utf-8")
     return image

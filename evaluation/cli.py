@@ -27,6 +27,7 @@ from rich.table import Table
 
 from arena.redaction import redact
 from arena.user_errors import fail
+from evaluation.card_files import percent
 from league.cli.store_option import DB_HELP, open_store
 
 console = Console(highlight=False)
@@ -134,20 +135,10 @@ def suite_command(
                       soft_wrap=True, markup=False)
         raise typer.Exit(code=130)
     print_card(card)
-    if json_path:
-        from evaluation.card_files import write_json
+    from evaluation.card_files import write_markdown, write_outputs
 
-        write_json(card, json_path)
-        console.print(f"card written to {json_path}")
-    if markdown_path:
-        from evaluation.card_files import write_markdown
-
-        image = write_markdown(card, markdown_path)
-        console.print(f"markdown written to {markdown_path} (plot {image})")
-
-
-def _pct(value: Optional[float]) -> str:
-    return "-" if value is None else f"{100 * value:.0f}%"
+    for line in write_outputs(card, json_path, markdown_path, write_markdown, "card"):
+        console.print(line)
 
 
 def print_card(card: dict[str, Any]) -> None:
@@ -165,8 +156,8 @@ def print_card(card: dict[str, Any]) -> None:
     for row in [*card["games"], {**card["overall"], "game": "overall"}]:
         vs = [f"{v['wins']}/{v['draws']}/{v['losses']}" if (v := row["vs"].get(r)) else "-" for r in references]
         latency = "-" if row["median_latency_s"] is None else f"{row['median_latency_s']:.3f}"
-        table.add_row(row["game"], _pct(row["score"]), f"{_pct(row['score_lo'])}..{_pct(row['score_hi'])}", *vs,
-                      _pct(row["invalid_rate"]), str(row["prompt_tokens"] + row["completion_tokens"]), latency)
+        table.add_row(row["game"], percent(row["score"]), f"{percent(row['score_lo'])}..{percent(row['score_hi'])}", *vs,
+                      percent(row["invalid_rate"]), str(row["prompt_tokens"] + row["completion_tokens"]), latency)
     console.print(table)
     rating = card["rating"]
     if rating:
@@ -201,7 +192,7 @@ def compare_command(
     rating = lambda r: "-" if r is None else f"{r['rating']:.0f} ({r['lo']:.0f}..{r['hi']:.0f})"  # noqa: E731
     table.add_row("anchored rating (95% CI)", *(rating(r) for r in comparison.ratings))
     for row in comparison.games:
-        table.add_row(row.game, *(_pct(score) for score in row.scores))
+        table.add_row(row.game, *(percent(score) for score in row.scores))
     console.print(table)
     separated = comparison.separated
     if separated is None:

@@ -14,7 +14,7 @@ import difflib
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -131,15 +131,27 @@ def location(loc: tuple[Any, ...]) -> str:
 
 def parse_config(data: Any, source: str = "league config") -> LeagueConfig:
     """Validate already-loaded settings (a dict) with the same one-line errors as load_config."""
-    if not isinstance(data, dict):
-        raise ConfigError(f"{source}: (top level): expected a mapping of settings, got {type(data).__name__}")
-    try:
-        config = LeagueConfig.model_validate(data)
-    except ValidationError as exc:
-        loc, message = first_problem(exc)
-        raise ConfigError(f"{source}: {location(loc)}: {message}") from None
+    config = validated(LeagueConfig, data, source)
     check_names(config, source)
     return config
+
+
+Settings = TypeVar("Settings", bound=BaseModel)
+
+
+def validated(
+    model: type[Settings], data: Any, source: str, error: type[ConfigError] = ConfigError, where: Callable[[tuple[Any, ...]], str] = location,
+) -> Settings:
+    """`data` (loaded YAML, a dict) as `model`, or `error` in one line: `SOURCE: WHERE: problem`,
+    WHERE the key path of pydantic's first problem as `where` writes it."""
+    if not isinstance(data, dict):
+        raise error(f"{source}: (top level): expected a mapping of settings, got {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = tuple(p for p in first["loc"] if not str(p).startswith("function-"))  # pydantic's validator names
+        raise error(f"{source}: {where(loc)}: {first['msg'].removeprefix('Value error, ')}") from None
 
 
 def load_config(path: str | Path) -> LeagueConfig:
@@ -160,14 +172,6 @@ def read_yaml(path: str | Path) -> Any:
         raise ConfigError(f"{path}: {where}: not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: (file): not UTF-8 text") from None
-
-
-def first_problem(exc: ValidationError) -> tuple[tuple[Any, ...], str]:
-    """(key path, message) of a pydantic error's first problem, without pydantic's validator
-    names in the path or its "Value error, " prefix."""
-    first = exc.errors()[0]
-    loc = tuple(p for p in first["loc"] if not str(p).startswith("function-"))
-    return loc, first["msg"].removeprefix("Value error, ")
 
 
 def check_spec(spec: str) -> str | None:

@@ -126,3 +126,26 @@ def test_the_resume_command_replays_the_same_plan():
     words = shlex.split(_resume_command(None, flags, "sqlite:///a.db"))
     assert words[:2] == ["arena", "ablate"] and words[-2:] == ["--db", "sqlite:///a.db"]
     assert "--no-null" in words and "--all-pairs" in words and "vote 3=local,max_new_tokens=8,sampler=vote:3" in words
+
+
+def test_an_interrupted_run_reports_the_stored_pairs_and_how_to_resume(tmp_path, monkeypatch):
+    """A stop after a few matches (what Ctrl-C sets): the report of what is stored, the command that
+    resumes, exit 130; the command it prints finishes the ablation."""
+    import league.runner
+
+    played = league.runner.run_league
+
+    async def stopped_after_four(config, store, **kwargs):
+        stop = asyncio.Event()
+        return await played(config, store, **{**kwargs, "stop": stop, "on_finish": lambda done: done.finished >= 4 and stop.set()})
+
+    db = f"sqlite:///{tmp_path / 'a.db'}"
+    monkeypatch.setattr(league.runner, "run_league", stopped_after_four)
+    code, output = ablate(db, "--concurrency", "1", "-q")
+    assert code == 130, output
+    assert "incomplete:" in output and "Resume with: arena ablate --policy random --variant bot" in output
+    resume = shlex.split(output.split("Resume with: ")[1].strip())
+    monkeypatch.setattr(league.runner, "run_league", played)
+    result = runner.invoke(app, [*resume[1:], "--json", str(tmp_path / "r.json"), "-q"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "r.json").read_text())["complete"]
