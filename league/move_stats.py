@@ -12,17 +12,21 @@ reply is a move of its own). Unknown stays unknown: a figure no attempt reported
 tokens, a price LiteLLM does not know, reasoning in turns stored before it was counted) is None,
 never 0, and each mean is over the attempts that reported that figure.
 
-Everything is one pass of SQL per question, grouped by (game, policy): sums and counts over the
-turns, window functions for the median, unnested seats for the matches played. The figures over
-all games ("") add the per-game sums and counts; the median over all games is a query of its own.
+The database does the work, one pass over the turns: sums and counts grouped by (game, policy,
+move time rounded to three significant digits), so the same rows give the additive figures and a
+histogram of move times, from which the exact median of the rounded times is read (at most 900
+rows per decade of move times per game and policy, whatever the store's size). Forfeits and matches played are two small queries more
+(seats unnested from their JSON column). The figures over all games ("") add the per-game sums and
+merge the per-game histograms.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, fields
 from typing import Any
 
-from sqlalchemy import case, func, select, text
+from sqlalchemy import Numeric, case, cast, func, select, text
 from sqlalchemy.orm import Session
 
 from arena.match import LENIENT_PARSES
@@ -43,7 +47,8 @@ DEFINITIONS: dict[str, str] = {
     "completion_tokens_per_move": "generated tokens per move (reasoning + answer), the mean over attempts that reported a count",
     "cost_per_move_usd": "US dollars per move: the mean over attempts whose cost is known (LiteLLM's price of the model)",
     "cost_usd": "US dollars in total over its attempts whose cost is known; unknown when none is",
-    "median_move_s": "median seconds per move attempt, as the match driver timed it (the policy's whole answer, retries included)",
+    "median_move_s": "median seconds per move attempt, each time rounded to three significant digits, as the match driver "
+                     "timed it (the policy's whole answer: every sample and provider retry of that attempt)",
     "invalid_rate": "share of its move attempts that were invalid: rejected by the game, a timeout or provider failure, "
                     "or a move only found by a lenient parse (mention, extracted)",
     "forfeit_rate": "share of its finished matches it lost by the game's invalid-move rule (forfeited or eliminated "
@@ -166,33 +171,57 @@ def move_stats(session: Session, league_id: int | None = None, game: str | None 
     """game -> policy -> MoveStats over the final matches of a league (None: every league), and
     "" -> policy -> the same over all games (with `game`, only that game and "")."""
     by_game: dict[str, dict[str, MoveStats]] = {}
+    times: dict[tuple[str, str], Counter[float]] = {}  # (game, policy) -> rounded move time -> attempts
 
     def stats(game_id: str, policy: str) -> MoveStats:
         return by_game.setdefault(game_id, {}).setdefault(policy, MoveStats(policy))
 
-    for game_id, policy, *sums in session.execute(_turn_sums(session, league_id, game)):
-        row = stats(game_id, policy)
-        (row.moves, row.invalid, row.failures, row.penalties, row.forfeits, row.prompt_tokens, row.prompt_moves,
-         row.completion_tokens, row.completion_moves, row.token_moves, row.reasoning_tokens, row.reasoning_moves,
-         row.answer_tokens, row.answer_moves) = (int(v or 0) for v in sums[:14])
-        row.cost_total_usd, row.latency_s = float(sums[14] or 0.0), float(sums[15] or 0.0)
-        row.cost_moves = int(sums[16] or 0)
+    for game_id, policy, seconds, *sums in session.execute(_turn_sums(session, league_id, game)):
+        bucket = MoveStats(policy)
+        (bucket.moves, bucket.invalid, bucket.failures, bucket.penalties, bucket.prompt_tokens, bucket.prompt_moves,
+         bucket.completion_tokens, bucket.completion_moves, bucket.token_moves, bucket.reasoning_tokens, bucket.reasoning_moves,
+         bucket.answer_tokens, bucket.answer_moves, bucket.cost_moves) = (int(v or 0) for v in sums[:14])
+        bucket.cost_total_usd, bucket.latency_s = float(sums[14] or 0.0), float(sums[15] or 0.0)
+        stats(game_id, policy).add(bucket)
+        times.setdefault((game_id, policy), Counter())[float(seconds)] += bucket.moves
+    for game_id, policy, forfeits in session.execute(_forfeits(league_id, game)):
+        stats(game_id, policy).forfeits = int(forfeits)
     for game_id, policy, matches in _matches_played(session, league_id, game):
         stats(game_id, policy).matches = int(matches)
-    for game_id, policy, median in session.execute(_medians(league_id, game, per_game=True)):
-        stats(game_id, policy).median_move_s = float(median)
     overall: dict[str, MoveStats] = {}
-    for per_policy in by_game.values():
+    overall_times: dict[str, Counter[float]] = {}
+    for game_id, per_policy in by_game.items():
         for policy, row in per_policy.items():
             overall.setdefault(policy, MoveStats(policy)).add(row)
-    for policy, median in session.execute(_medians(league_id, game, per_game=False)):
-        overall.setdefault(policy, MoveStats(policy)).median_move_s = float(median)
+            counts = times.get((game_id, policy), Counter())
+            row.median_move_s = _median(counts)
+            overall_times.setdefault(policy, Counter()).update(counts)
+    for policy, row in overall.items():
+        row.median_move_s = _median(overall_times[policy])
     by_game[""] = overall
     return by_game
 
 
-def _scope(query: Any, league_id: int | None, game: str | None, statuses: tuple[str, ...] = FINAL_STATUSES) -> Any:
-    query = query.join(MatchRow, MatchRow.id == TurnRow.match_id).where(MatchRow.status.in_(statuses))
+def _median(counts: Counter[float]) -> float | None:
+    """The median of values given as value -> how many times: the middle one of n sorted values,
+    or the mean of the middle two when n is even."""
+    n = sum(counts.values())
+    if not n:
+        return None
+    positions = ((n + 1) // 2, n // 2 + 1)  # 1-based places of the middle value(s); equal when n is odd
+    middle: list[float] = []
+    seen = 0
+    for value in sorted(counts):
+        seen += counts[value]
+        while len(middle) < 2 and seen >= positions[len(middle)]:
+            middle.append(value)
+        if len(middle) == 2:
+            break
+    return (middle[0] + middle[1]) / 2
+
+
+def _scope(query: Any, league_id: int | None, game: str | None) -> Any:
+    query = query.join(MatchRow, MatchRow.id == TurnRow.match_id).where(MatchRow.status.in_(FINAL_STATUSES))
     if league_id is not None:
         query = query.where(MatchRow.league_id == league_id)
     if game:
@@ -211,37 +240,42 @@ def _meta_number(dialect: str, key: str) -> Any:
     return case((is_number, value.as_float()))
 
 
-def _turn_sums(session: Session, league_id: int | None, game: str | None) -> Any:
-    dialect = session.get_bind().dialect.name
-    reasoning, answer = _meta_number(dialect, "reasoning_tokens"), _meta_number(dialect, "answer_tokens")
-    lenient = TurnRow.meta["parse"].as_string().in_(sorted(LENIENT_PARSES))
-    forfeited = case((TurnRow.penalty.in_(FORFEIT_PENALTIES) & (MatchRow.status == FINISHED), TurnRow.match_id))
-    query = select(
-        MatchRow.game_id, TurnRow.policy, func.count(TurnRow.id),
-        func.sum(case((TurnRow.valid.is_(False), 1), (lenient, 1), else_=0)),
-        func.count(TurnRow.error), func.count(TurnRow.penalty), func.count(forfeited.distinct()),
-        func.sum(TurnRow.prompt_tokens), func.count(TurnRow.prompt_tokens),
-        func.sum(TurnRow.completion_tokens), func.count(TurnRow.completion_tokens),
-        func.count(func.coalesce(TurnRow.prompt_tokens, TurnRow.completion_tokens)),
-        func.sum(reasoning), func.count(reasoning), func.sum(answer), func.count(answer),
-        func.sum(TurnRow.cost_usd), func.sum(TurnRow.latency_s), func.count(TurnRow.cost_usd),
+def _rounded_seconds() -> Any:
+    """A move time rounded to three significant digits (the driver stores microseconds, so below
+    1 ms it is kept as stored): the median's histogram has at most 900 values per decade."""
+    seconds = cast(TurnRow.latency_s, Numeric)  # PostgreSQL rounds only numerics to a digit count
+    return case(
+        (TurnRow.latency_s >= 1000.0, func.round(seconds / 10, 0) * 10),
+        *((TurnRow.latency_s >= 10.0 ** power, func.round(seconds, 2 - power)) for power in range(2, -4, -1)),
+        else_=TurnRow.latency_s,
     )
-    return _scope(query, league_id, game).group_by(MatchRow.game_id, TurnRow.policy)
 
 
-def _medians(league_id: int | None, game: str | None, *, per_game: bool) -> Any:
-    """(game, policy, median latency) per game, or (policy, median) over all games. The median of n
-    sorted values is the mean of those at positions i (1-based) with 2i in {n, n+1, n+2}: the
-    middle one when n is odd, the middle two when it is even."""
-    partition = [MatchRow.game_id, TurnRow.policy] if per_game else [TurnRow.policy]
-    ordered = _scope(select(
-        *partition, TurnRow.latency_s.label("seconds"),
-        func.row_number().over(partition_by=partition, order_by=TurnRow.latency_s).label("i"),
-        func.count().over(partition_by=partition).label("n"),
+def _turn_sums(session: Session, league_id: int | None, game: str | None) -> Any:
+    """Sums and counts per (game, policy, rounded move time): one pass over the turns gives both
+    the additive figures and the histogram the medians are read from."""
+    dialect = session.get_bind().dialect.name
+    lenient = TurnRow.meta["parse"].as_string().in_(sorted(LENIENT_PARSES))
+    turns = _scope(select(
+        MatchRow.game_id, TurnRow.policy, _rounded_seconds().label("seconds"), TurnRow.id,
+        case((TurnRow.valid.is_(False), 1), (lenient, 1), else_=0).label("invalid"), TurnRow.error, TurnRow.penalty,
+        TurnRow.prompt_tokens, TurnRow.completion_tokens, _meta_number(dialect, "reasoning_tokens").label("reasoning"),
+        _meta_number(dialect, "answer_tokens").label("answer"), TurnRow.cost_usd, TurnRow.latency_s,
     ), league_id, game).subquery()
-    keys = [ordered.c.game_id, ordered.c.policy] if per_game else [ordered.c.policy]
-    middle = (2 * ordered.c.i).in_([ordered.c.n, ordered.c.n + 1, ordered.c.n + 2])
-    return select(*keys, func.avg(ordered.c.seconds)).where(middle).group_by(*keys)
+    t = turns.c
+    return select(
+        t.game_id, t.policy, t.seconds, func.count(t.id), func.sum(t.invalid), func.count(t.error), func.count(t.penalty),
+        func.sum(t.prompt_tokens), func.count(t.prompt_tokens), func.sum(t.completion_tokens), func.count(t.completion_tokens),
+        func.count(func.coalesce(t.prompt_tokens, t.completion_tokens)), func.sum(t.reasoning), func.count(t.reasoning),
+        func.sum(t.answer), func.count(t.answer), func.count(t.cost_usd), func.sum(t.cost_usd), func.sum(t.latency_s),
+    ).group_by(t.game_id, t.policy, t.seconds)  # grouped by the subquery's column: PostgreSQL matches no bound expression twice
+
+
+def _forfeits(league_id: int | None, game: str | None) -> Any:
+    """(game, policy, finished matches in which a turn of its ended in a FORFEIT_PENALTIES rule)."""
+    query = select(MatchRow.game_id, TurnRow.policy, func.count(TurnRow.match_id.distinct()))
+    query = _scope(query, league_id, game).where(TurnRow.penalty.in_(FORFEIT_PENALTIES), MatchRow.status == FINISHED)
+    return query.group_by(MatchRow.game_id, TurnRow.policy)
 
 
 def _matches_played(session: Session, league_id: int | None, game: str | None) -> Any:

@@ -54,7 +54,7 @@ def thinking(reasoning: int, answer: int) -> dict[str, Any]:
     return {"parse": "strict", "reasoning_tokens": reasoning, "answer_tokens": answer}
 
 
-def _finish(store: Store, league: str, key: str, game: str, seats: tuple[str, str], ranks: list[int], turns: list[TurnRecord]) -> None:
+def finish_match(store: Store, league: str, key: str, game: str, seats: tuple[str, str], ranks: list[int], turns: list[TurnRecord]) -> None:
     league_id = store.open_league(league)
     store.schedule(league_id, [Pairing(key, game, seats, 0)])
     record = MatchRecord(match_id=key, game_id=game, num_players=2, seed=0, policies=list(seats), specs=list(seats),
@@ -64,20 +64,20 @@ def _finish(store: Store, league: str, key: str, game: str, seats: tuple[str, st
 
 def fill(store: Store, thinker: str = "thinker") -> None:
     """Write the matches; `thinker` renames the reasoning model (a hostile name for the web)."""
-    _finish(store, "lab", "m1", "tictactoe", (thinker, "bot"), [1, 2], [
+    finish_match(store, "lab", "m1", "tictactoe", (thinker, "bot"), [1, 2], [
         turn(0, 0, thinker, prompt_tokens=100, completion_tokens=50, cost_usd=0.002, latency_s=1.0, meta=thinking(40, 10)),
         turn(1, 1, "bot", latency_s=0.001),
         turn(2, 0, thinker, valid=False, prompt_tokens=120, completion_tokens=30, cost_usd=0.001, latency_s=3.0, meta=thinking(20, 10)),
         turn(3, 0, thinker, prompt_tokens=80, completion_tokens=20, latency_s=2.0, meta={**thinking(0, 20), "parse": "mention"}),
     ])
-    _finish(store, "lab", "m2", "tictactoe", ("bot", "legacy"), [1, 2], [
+    finish_match(store, "lab", "m2", "tictactoe", ("bot", "legacy"), [1, 2], [
         turn(0, 0, "bot", latency_s=0.002),
         turn(1, 1, "legacy", valid=False, penalty="forfeit", prompt_tokens=60, completion_tokens=12, latency_s=5.0, meta={}),
     ])
-    _finish(store, "lab", "m3", "nim", ("legacy", thinker), [1, 2], [
+    finish_match(store, "lab", "m3", "nim", ("legacy", thinker), [1, 2], [
         turn(0, 0, "legacy", prompt_tokens=40, completion_tokens=8, latency_s=4.0, meta={"reasoning_tokens": "lots"}),
         turn(1, 1, thinker, valid=False, penalty="forfeit", error="timeout after 30s", latency_s=30.0),
     ])
-    _finish(store, "other", "o1", "tictactoe", (thinker, "bot"), [2, 1], [
+    finish_match(store, "other", "o1", "tictactoe", (thinker, "bot"), [2, 1], [
         turn(0, 0, thinker, valid=False, penalty="forfeit", prompt_tokens=9, completion_tokens=9, cost_usd=5.0, latency_s=99.0, meta=thinking(9, 0)),
     ])
