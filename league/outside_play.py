@@ -52,6 +52,10 @@ class OutsidePlay:
             self._league_id = self.store.open_league(self.league, {"source": self.source})
         return self._league_id
 
+    def open_league(self) -> int:
+        """Create the league now (otherwise it is created with the first stored match); its id."""
+        return self.league_id
+
     def reserved(self, name: str) -> str | None:
         """Why a client may not play under `name` (it belongs to a league policy), or None."""
         row = self.store.policy(name)

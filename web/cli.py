@@ -25,9 +25,13 @@ def web_command(
 
     Example: arena web --db sqlite:///demo.db --port 8000   then open http://127.0.0.1:8000/
 
-    Read-only. The one writing endpoint (POST /api/leagues/NAME/rerate) needs
-    `Authorization: Bearer $ARENA_WEB_TOKEN`; without that variable, writes are refused.
-    With --play, visitors play games at /play; finished games are stored in --play-league.
+    Read-only, and a store that does not exist is refused. The one writing endpoint
+    (POST /api/leagues/NAME/rerate) needs `Authorization: Bearer $ARENA_WEB_TOKEN`; without that
+    variable, writes are refused.
+
+    With --play, visitors play games at /play; finished games are stored in --play-league. A store
+    that does not exist is then created, with that league, so one command starts a site that
+    collects human-vs-model games:   arena web --play --db sqlite:///games.db
     """
     import uvicorn
 
@@ -47,8 +51,13 @@ def web_command(
         except ValueError as exc:
             raise fail(str(exc))
     try:
-        if not store_exists(db):  # read-only: a mistyped URL must not become a new empty store
-            raise fail(f"no league store at {shown_url(db or default_db_url())} (check --db; `arena league run CONFIG --db URL` starts one)")
+        # Read-only, a mistyped URL must not become a new empty store. With --play the site writes
+        # (visitors' games), so it may start one: a site collecting human games is one command.
+        new_store = not store_exists(db)
+        if new_store and play_config is None:
+            shown = shown_url(db or default_db_url())
+            raise fail(f"no league store at {shown} (check --db; `arena league run CONFIG --db {shown}` starts one, "
+                       f"as does `arena web --play --db {shown}`)")
         app = create_app(db, cors_origins=cors_origin or None, refresh_s=refresh, play=play_config)
     except UsageError:
         raise
@@ -56,7 +65,7 @@ def web_command(
         detail = str(exc).splitlines()[0][:200] if str(exc) else ""
         # A driver's or SQLAlchemy's message may quote the URL it could not use, password and all (fail redacts it).
         raise fail(f"cannot open the league store: {type(exc).__name__}: {detail}")
-    typer.echo(f"arena web: http://{host}:{port}/  (store: {app.state.data.store._safe_url()}; writes {'enabled' if os.environ.get('ARENA_WEB_TOKEN') else 'disabled'})")
+    typer.echo(f"arena web: http://{host}:{port}/  (store: {app.state.data.store._safe_url()}{', new' if new_store else ''}; writes {'enabled' if os.environ.get('ARENA_WEB_TOKEN') else 'disabled'})")
     if play_config is not None:
         typer.echo(f"play: http://{host}:{port}/play  (opponents: {', '.join(sorted(play_config.allowed_kinds))} and league policies of those kinds; "
                    f"finished games join league {play_config.league})")

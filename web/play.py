@@ -115,6 +115,10 @@ class PlayRoom:
         self.config = config
         self.store = store
         self.outside = OutsidePlay(store, config.league, source="web-play")
+        if not store.league_names():
+            # A store `arena web --play` has just created: the play league is its only one, so the
+            # front page shows that board (and the Play link) rather than "no leagues yet".
+            self.outside.open_league()
         self.games_in_play: dict[str, BrowserGame] = {}  # by the id the page holds
         self.opponents = OpponentPool(config.allowed_kinds, outside=self.outside, allow_hint=ALLOW_HINT)
         self._sweeper: asyncio.Task[None] | None = None
