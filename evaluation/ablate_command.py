@@ -23,7 +23,7 @@ from rich.table import Table
 
 from arena.redaction import redact
 from arena.user_errors import fail
-from evaluation.ablation_report import p_text, plural, signed, title
+from evaluation.ablation_report import MOVE_COLUMNS, p_text, plural, signed, title
 from league.cli.store_option import DB_HELP, open_store
 
 console = Console(highlight=False)
@@ -88,8 +88,13 @@ def ablate_command(
         raise fail(f"no ablation {plan.name!r} in {store._safe_url()}: run it first (the same command without --report)")
     from evaluation.ablation_report import ablation_report
 
+    from league.move_stats import move_stats
+
     league_id = store.league_id(config.name)
-    report = ablation_report(plan, store.iter_records(league_id) if league_id is not None else [], planned_matches=len(config.matches))
+    with store.session() as session:
+        moves = move_stats(session, league_id).get("", {}) if league_id is not None else {}
+    records = store.iter_records(league_id) if league_id is not None else []
+    report = ablation_report(plan, records, planned_matches=len(config.matches), moves=moves)
     print_report(report)
     _write_files(report, json_path, markdown_path)
     if summary is not None and summary.interrupted:
@@ -181,14 +186,13 @@ def print_report(report: dict[str, Any]) -> None:
                       p_text(c["p_value"]), p_text(c["p_holm"]), supported)
     console.print(table)
     console.print(REPORT_CAPTION, soft_wrap=True)
-    costs = Table(title="what each policy's moves cost", title_justify="left", box=box.SIMPLE_HEAD)
+    costs = Table(title="what each policy's moves cost (as on the leaderboard)", title_justify="left",
+                  box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
     costs.add_column("policy", overflow="fold", min_width=12)
-    for column in ("role", "invalid", "tokens/move", "median s", "engine"):
-        costs.add_column(column, justify="right", no_wrap=True)
+    for _, header, _ in MOVE_COLUMNS:
+        costs.add_column(header, justify="right", no_wrap=True)
     for row in report["policies"]:
-        costs.add_row(escape(row["name"]), row["role"], "-" if row["invalid_rate"] is None else f"{100 * row['invalid_rate']:.0f}%",
-                      "-" if row["tokens_per_move"] is None else f"{row['tokens_per_move']:.1f}",
-                      "-" if row["median_latency_s"] is None else f"{row['median_latency_s']:.3f}", row["engine"] or "-")
+        costs.add_row(escape(row["name"]), *(text(row[key]) for key, _, text in MOVE_COLUMNS))
     console.print(costs)
     for c in report["comparisons"]:
         console.print(f"- {c['verdict']}", markup=False, soft_wrap=True)

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evaluation.ablation_report import METHOD, interval_text, p_text, plural, title
-from evaluation.card_files import markdown_with_plot, percent
+from evaluation.ablation_report import METHOD, MOVE_COLUMNS, interval_text, p_text, plural, title
+from evaluation.card_files import markdown_with_plot
 
 
 def _cell(text: Any) -> str:
@@ -37,12 +37,13 @@ def markdown(report: dict[str, Any], plot_name: str | None) -> str:
                      f"{p_text(c['p_value'])} | {p_text(c['p_holm'])} | {supported} |")
     lines += _per_game(report)
     lines += ["", "### What the data support", ""] + [f"- {_cell(c['verdict'])}" for c in report["comparisons"]]
-    lines += ["", "### What each harness costs", "", "| policy | role | spec | invalid moves | tokens per move | median move time | engine |", "|---|---|---|---|---|---|---|"]
+    lines += ["", "### What each policy's moves cost", "", "| policy | role | spec | " + " | ".join(h for _, h, _ in MOVE_COLUMNS) + " | engine |",
+              "|---" * (len(MOVE_COLUMNS) + 4) + "|"]
     for row in report["policies"]:
-        tokens = "-" if row["tokens_per_move"] is None else f"{row['tokens_per_move']:.1f}"
-        latency = "-" if row["median_latency_s"] is None else f"{row['median_latency_s']:.3f} s"
-        lines.append(f"| {_cell(row['name'])} | {row['role']} | `{_cell(row['spec'])}` | {percent(row['invalid_rate'])} | {tokens} | {latency} | {row['engine'] or '-'} |")
-    lines += ["", "### How the figures are computed", ""] + [f"- {key}: {text}" for key, text in METHOD.items()]
+        figures = " | ".join(text(row[key]) for key, _, text in MOVE_COLUMNS)
+        lines.append(f"| {_cell(row['name'])} | {row['role']} | `{_cell(row['spec'])}` | {figures} | {row['engine'] or '-'} |")
+    header = {key: name for key, name, _ in MOVE_COLUMNS}
+    lines += ["", "### How the figures are computed", ""] + [f"- {header.get(key, key)}: {text}" for key, text in METHOD.items()]
     lines.append(f"- alpha: {report['alpha']:g}")
     if plot_name:
         lines += ["", f"![mean pair difference with its 95% interval, per comparison]({plot_name})"]

@@ -13,24 +13,18 @@ is judged on its own unadjusted p-value, the stricter check, and should not be s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from arena.match import MatchRecord
 from arena.redaction import redact
 from evaluation.ablation_plan import AblationPlan
 from evaluation.paired_tests import holm, summarize
 from evaluation.report_card import Tally, card_engine
+from league.move_stats import DEFINITIONS, MOVE_DEFINITION, UNKNOWN, MoveStats, seconds_text, usd_text
 from league.results import GameResult, pairwise
 
 REPORT_SCHEMA = 1
 ALPHA = 0.05
-METHOD = {
-    "pair": "one chance seed played twice with the seats swapped; both matches finished with a result",
-    "difference": "the policy's points minus its opponent's per game, averaged over the pair's two games (win 1, draw 1/2, loss 0): -1..1",
-    "interval": "Student t 95% interval of the mean pair difference",
-    "test": "two-sided paired sign-flip permutation test on the sum of pair differences, exact (all 2^n sign flips, no sampling)",
-    "correction": "Holm step-down across the comparisons other than the null variant's; the null is judged on its unadjusted p-value",
-}
 
 
 @dataclass
@@ -97,25 +91,50 @@ def _summary(tally: PairTally) -> dict[str, Any]:
     }
 
 
-def _policy_rows(plan: AblationPlan, finished: list[MatchRecord]) -> list[dict[str, Any]]:
-    """Each policy's own turns over all its finished matches in the ablation: what its harness costs."""
+def rate_text(value: float | None) -> str:
+    return UNKNOWN if value is None else f"{100 * value:.1f}%"
+
+
+def count_text(value: float | None) -> str:
+    return UNKNOWN if value is None else f"{value:,.0f}"
+
+
+# The leaderboard's per-move figures (league/move_stats.py holds each one's definition) that say
+# what a harness costs: (key in MoveStats.columns(), header, how a cell reads).
+MOVE_COLUMNS: tuple[tuple[str, str, Callable[[float | None], str]], ...] = (
+    ("invalid_rate", "invalid", rate_text), ("forfeit_rate", "forfeit", rate_text),
+    ("prompt_tokens_per_move", "prompt", count_text), ("completion_tokens_per_move", "generated", count_text),
+    ("reasoning_tokens_per_move", "reasoning", count_text), ("cost_per_move_usd", "$/move", usd_text),
+    ("median_move_s", "median s", seconds_text),
+)
+
+
+METHOD = {
+    "pair": "one chance seed played twice with the seats swapped; both matches finished with a result",
+    "difference": "the policy's points minus its opponent's per game, averaged over the pair's two games (win 1, draw 1/2, loss 0): -1..1",
+    "interval": "Student t 95% interval of the mean pair difference",
+    "test": "two-sided paired sign-flip permutation test on the sum of pair differences, exact (all 2^n sign flips, no sampling)",
+    "correction": "Holm step-down across the comparisons other than the null variant's; the null is judged on its unadjusted p-value",
+    "moves": "each policy's figures over all its final matches in the ablation, as on the leaderboard; " + MOVE_DEFINITION,
+    **{key: DEFINITIONS[key] for key, _, _ in MOVE_COLUMNS},
+}
+
+
+def _policy_rows(plan: AblationPlan, finished: list[MatchRecord], moves: Mapping[str, MoveStats]) -> list[dict[str, Any]]:
+    """Each policy's move figures over all its final matches in the ablation: what its harness costs."""
     rows = []
     for policy, role in plan.entries():
-        turns = Tally()
-        for record in finished:
-            if policy.name in record.policies:
-                turns.add_turns(record, policy.name)
-        tokens = turns.prompt_tokens + turns.completion_tokens
         engines = sorted({str(t.meta["engine"]) for r in finished for t in r.turns if t.policy == policy.name and t.meta.get("engine")})
-        rows.append({
-            "name": policy.name, "spec": redact(policy.spec), "role": role, "engine": card_engine(engines), **turns.turn_summary(),
-            "tokens_per_move": round(tokens / turns.attempts, 3) if turns.attempts and tokens else None,
-        })
+        figures = (moves.get(policy.name) or MoveStats(policy.name)).columns()
+        rows.append({"name": policy.name, "spec": redact(policy.spec), "role": role, "engine": card_engine(engines), **figures})
     return rows
 
 
-def ablation_report(plan: AblationPlan, records: Iterable[MatchRecord], *, planned_matches: int, alpha: float = ALPHA) -> dict[str, Any]:
-    """The report as a plain JSON-able dict (schema: docs/ablate.md)."""
+def ablation_report(
+    plan: AblationPlan, records: Iterable[MatchRecord], *, planned_matches: int, moves: Mapping[str, MoveStats] | None = None, alpha: float = ALPHA,
+) -> dict[str, Any]:
+    """The report as a plain JSON-able dict (schema: docs/ablate.md). `moves`: each policy's move
+    figures over the ablation's league (league.move_stats, all games)."""
     records = list(records)
     finished = [r for r in records if r.outcome is not None]
     pairs = collect_pairs(plan, records)
@@ -148,7 +167,7 @@ def ablation_report(plan: AblationPlan, records: Iterable[MatchRecord], *, plann
         "matches": {"planned": planned_matches, "finished": len(finished), "aborted": len(records) - len(finished)},
         "complete": complete_pairs >= planned_pairs,
         "method": METHOD,
-        "policies": _policy_rows(plan, finished),
+        "policies": _policy_rows(plan, finished, moves or {}),
         "comparisons": comparisons,
     }
 

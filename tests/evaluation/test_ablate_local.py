@@ -29,5 +29,6 @@ def test_a_sampler_ablation_of_the_shipped_model(tmp_path):
     assert rows[f"{BASELINE} (null)"]["spec"].startswith(f"{BASELINE},seed=")
     assert all(row["engine"] == "hf" for row in rows.values()), "the suite pins the hf engine (tests/conftest.py)"
     # A vote asks three times per move: about three times the tokens of one sample.
-    assert rows["vote3"]["tokens_per_move"] > 2 * rows[BASELINE]["tokens_per_move"]
+    for figure in ("prompt_tokens_per_move", "completion_tokens_per_move"):
+        assert rows["vote3"][figure] > 2 * rows[BASELINE][figure], figure
     assert [c["pairs"] for c in report["comparisons"]] == [1, 1]
