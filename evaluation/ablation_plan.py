@@ -98,7 +98,7 @@ class AblationPlan(BaseModel):
     @classmethod
     def _mapping_is_named(cls, value: Any) -> Any:
         if isinstance(value, dict):  # {vote3: SPEC, ...}
-            return [{"name": str(name), "spec": spec} if isinstance(spec, str) else {"name": str(name), **spec} for name, spec in value.items()]
+            return [{"name": str(name), **spec} if isinstance(spec, dict) else {"name": str(name), "spec": spec} for name, spec in value.items()]
         return value
 
     @field_validator("games", mode="before")

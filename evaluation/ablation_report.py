@@ -8,6 +8,8 @@ seats swapped. A pair counts once both matches finished with a result; a pair wi
 match is left out and counted. Verdicts: a variant's difference is supported where its
 Holm-adjusted p-value (across every comparison but the null's) is below alpha; the null variant
 is judged on its own unadjusted p-value, the stricter check, and should not be significant.
+Beside the comparisons, each policy's move figures (the leaderboard's, league/move_stats.py) say
+what its harness costs.
 """
 
 from __future__ import annotations

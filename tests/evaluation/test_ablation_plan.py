@@ -101,6 +101,8 @@ def test_the_example_file_is_a_valid_plan():
     ({"baseline": "random", "games": "tictactoe", "pairs": 2, "sampler": "vote"}, False, "t.yaml: sampler: Extra inputs are not permitted"),
     ({"baseline": "random", "pairs": 2}, True, "arena ablate: --game: Field required"),
     (["random"], False, "t.yaml: (top level): expected a mapping of settings, got list"),
+    ({"baseline": "random", "variants": {"x": None}, "games": "tictactoe", "pairs": 2}, False, "t.yaml: variants[0].spec: Input should be a valid string"),
+    ({"baseline": "random", "variants": {"x": {"spec": "bot", "seed": 1}}, "games": "tictactoe", "pairs": 2}, False, "t.yaml: variants[0].seed: Extra inputs"),
 ])
 def test_errors_are_one_line_naming_the_key_or_flag(data, flags, message):
     with pytest.raises(PlanError) as caught:
