@@ -1,12 +1,13 @@
 # Two commands from a fresh clone (see README):
 #   make demo   set up .venv and run the demo on the embedded defaults (SQLite, shipped SmolLM2)
 #   make test   set up .venv and the test services, then run the whole test suite
+# and, after a change to a page: make pictures (the docs' pictures of the pages, docs/web.md#pictures)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test pictures bench clean
 
 setup: $(STAMP)
 
@@ -28,6 +29,12 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	bash scripts/test.sh
+
+# The demo league, a report card and the Play page in headless Chromium, into docs/img with
+# docs/img/pictures.json (tests/web/test_pictures.py fails when a page changed after its picture).
+pictures: $(STAMP)
+	bash scripts/browser.sh
+	$(BIN)/python scripts/pictures.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache demo

@@ -1,15 +1,13 @@
 """The pages in a real headless Chromium (Debian's, driven by Playwright): the leaderboard renders
 with intervals and sorts, a replay steps forward and back with shareable URLs, the rating chart
-draws, and the README screenshot is taken."""
+draws. (The README's pictures are made by `make pictures`, never by a test: tests/web/test_pictures.py.)"""
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
-SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "img" / "leaderboard.png"
 pytestmark = pytest.mark.slow
 
 
@@ -101,10 +99,3 @@ def test_live_view_polls(server_url, page):
     assert page.locator("[data-status=finished]").inner_text() == "12"
     assert page.locator("#live-standings tbody tr").count() == 3
 
-
-def test_readme_screenshot(server_url, page):
-    page.goto(f"{server_url}/?league=main&system=trueskill")
-    page.wait_for_selector("#board tbody tr")
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOT), full_page=True)
-    assert SCREENSHOT.stat().st_size > 10_000

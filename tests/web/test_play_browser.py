@@ -1,17 +1,15 @@
 """The Play page (`arena web --play`) in a real headless Chromium (Debian's, driven by Playwright),
 with the app's Content-Security-Policy in force: full games clicked through the legal-move
-buttons, a typed move the game rejects, and the screenshot in docs/web.md."""
+buttons, a typed move the game rejects. (The picture in docs/web.md is made by `make pictures`.)"""
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from tests.web.conftest import PLAY_PAYLOAD
 
-SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "img" / "play.png"
 pytestmark = pytest.mark.slow
 
 
@@ -125,14 +123,3 @@ def test_bad_start_is_shown_and_reload_resumes(play_server_url, strict_page):
     page.wait_for_selector("#play-area", state="visible")
     assert page.inner_text("#play-text") == board and page.locator("#play-moves button.move").count() == 7
 
-
-def test_screenshot(play_server_url, strict_page):
-    page = strict_page
-    start(page, play_server_url, "tictactoe", name="guest")
-    for _ in range(2):
-        n = page.locator("#play-log li").count()
-        page.locator("#play-moves button.move").nth(1).click()
-        page.locator("#play-log li").nth(n).wait_for()
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOT), full_page=True)
-    assert SCREENSHOT.stat().st_size > 10_000
