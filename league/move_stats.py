@@ -79,6 +79,11 @@ def _mean(total: float, count: int) -> float | None:
     return total / count if count else None
 
 
+def _ratio(total: str, count: str) -> property:
+    """A read-only attribute: field `total` / field `count`, None when the count is 0."""
+    return property(lambda self: _mean(getattr(self, total), getattr(self, count)), doc=f"{total} / {count}")
+
+
 @dataclass
 class MoveStats:
     """One policy's move figures in one scope (a game, or "" for all games): sums and counts, with
@@ -105,29 +110,15 @@ class MoveStats:
     latency_s: float = 0.0  # summed, for the mean
     median_move_s: float | None = None  # not additive: queried per scope
 
-    @property
-    def invalid_rate(self) -> float | None:
-        return self.invalid / self.moves if self.moves else None
-
-    @property
-    def forfeit_rate(self) -> float | None:
-        return self.forfeits / self.matches if self.matches else None
-
-    @property
-    def prompt_tokens_per_move(self) -> float | None:
-        return _mean(self.prompt_tokens, self.prompt_moves)
-
-    @property
-    def completion_tokens_per_move(self) -> float | None:
-        return _mean(self.completion_tokens, self.completion_moves)
-
-    @property
-    def reasoning_tokens_per_move(self) -> float | None:
-        return _mean(self.reasoning_tokens, self.reasoning_moves)
-
-    @property
-    def answer_tokens_per_move(self) -> float | None:
-        return _mean(self.answer_tokens, self.answer_moves)
+    # Each rate and mean: a sum over how many attempts (or matches) reported it; None when none did.
+    invalid_rate = _ratio("invalid", "moves")
+    forfeit_rate = _ratio("forfeits", "matches")
+    prompt_tokens_per_move = _ratio("prompt_tokens", "prompt_moves")
+    completion_tokens_per_move = _ratio("completion_tokens", "completion_moves")
+    reasoning_tokens_per_move = _ratio("reasoning_tokens", "reasoning_moves")
+    answer_tokens_per_move = _ratio("answer_tokens", "answer_moves")
+    cost_per_move_usd = _ratio("cost_total_usd", "cost_moves")
+    avg_latency_s = _ratio("latency_s", "moves")
 
     @property
     def avg_tokens(self) -> float | None:
@@ -137,14 +128,6 @@ class MoveStats:
     @property
     def cost_usd(self) -> float | None:
         return self.cost_total_usd if self.cost_moves else None
-
-    @property
-    def cost_per_move_usd(self) -> float | None:
-        return _mean(self.cost_total_usd, self.cost_moves)
-
-    @property
-    def avg_latency_s(self) -> float | None:
-        return _mean(self.latency_s, self.moves)
 
     def columns(self) -> dict[str, Any]:
         """The leaderboard's per-move columns under their stable names (JSON API, CSV, export)."""
