@@ -19,7 +19,7 @@ from arena.policy import MoveRequest, Policy, PolicyReply, make_policy
 from games.registry import make_game
 from interop.verifiers import PLAYER_NAME, REWARD_NAME, load_environment
 from league.store import Store
-from tests.llm.test_over_http import _serve
+from tests.local_server import serve_model_process
 
 pytestmark = pytest.mark.slow
 
@@ -57,7 +57,8 @@ def replay(replies: list[str], seed: int) -> tuple[MatchRecord, ReplayedReplies]
 
 @pytest.fixture(scope="module")
 def server():
-    yield from _serve()
+    with serve_model_process() as url:
+        yield url
 
 
 def test_verifiers_eval_rewards_equal_the_stored_outcomes(server, tmp_path, monkeypatch) -> None:

@@ -5,69 +5,31 @@ hangs, garbage) under which every match still ends with a recorded result."""
 from __future__ import annotations
 
 import asyncio
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections import Counter
 
-import httpx
 import pytest
 
 from arena.match import play_match
 from arena.policy import make_policy
 from arena.scripted import BotPolicy
 from games.registry import make_game
+from tests.local_server import serve_model_process
 
 pytestmark = pytest.mark.slow
 
 FAULTS = "429=0.2,500=0.1,timeout=0.05,garbage=0.1"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _serve(*extra: str):
-    """Start `arena serve-model local` and wait for /health; yields the /v1 base URL."""
-    port = _free_port()
-    command = [sys.executable, "-m", "llm_arena_cli", "serve-model", "local", "--port", str(port), *extra]
-    env = {k: v for k, v in os.environ.items() if k not in {"OPENAI_API_KEY", "OPENAI_BASE_URL"}}
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"serve-model exited: {process.stderr.read().decode()[-2000:]}")
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("serve-model did not come up within 180 s")
-            time.sleep(0.3)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
 @pytest.fixture(scope="module")
 def server():
-    yield from _serve()
+    with serve_model_process() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def faulty_server():
-    yield from _serve("--faults", FAULTS, "--fault-seed", "7", "--fault-hang-s", "60")
+    with serve_model_process("--faults", FAULTS, "--fault-seed", "7", "--fault-hang-s", "60") as url:
+        yield url
 
 
 def _spec(kind: str, url: str, mode: str, extra: str = "") -> str:

@@ -97,13 +97,14 @@ def test_serve_model_on_vllm_adapters_by_name_token_ids_and_the_prefix_cache(vll
 
     from serve_model.server import create_app
     from tests.llm.test_engine import _make_adapter
-    from tests.serve_model.test_server import _ServerThread
+    from tests.local_server import serve_in_thread
 
     adapter = _make_adapter(vllm_engine.source, tmp_path / "ttt-adapter", seed=1)
     # A system prompt over two of vLLM's KV blocks (128 tokens each on CPU), as a game's rules are.
     rules = "You play Tic-Tac-Toe as X. Cells are numbered 1 to 9, left to right, top to bottom. " * 20
     chat = [{"role": "system", "content": rules}, MESSAGES[1]]
-    with _ServerThread(create_app(vllm_engine, served_name="local", adapters=[adapter])) as url:
+    with serve_in_thread(create_app(vllm_engine, served_name="local", adapters=[adapter])) as root:
+        url = f"{root}/v1"
         client = openai.OpenAI(base_url=url, api_key="unused", max_retries=0, timeout=300)
         health = lambda: httpx.get(url.removesuffix("/v1") + "/health", timeout=30).json()  # noqa: E731
         assert health()["engine"] == "vllm"

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import json
-import socket
-import threading
-import time
 from collections import Counter
 
 import httpx
 import openai
 import pytest
-import uvicorn
 
 from arena.llm.engines import open_engine
 from serve_model.server import FaultConfig, create_app
+from tests.local_server import serve_in_thread
 
 pytestmark = pytest.mark.slow
 
@@ -30,37 +27,11 @@ MOVE_SCHEMA = {
 }
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class _ServerThread:
-    def __init__(self, app):
-        self.port = _free_port()
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> str:
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("test server did not start")
-            time.sleep(0.02)
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def __exit__(self, *exc) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
-
-
 @pytest.fixture(scope="module")
 def base_url():
     app = create_app(open_engine("local", "hf"), served_name="local")
-    with _ServerThread(app) as url:
-        yield url
+    with serve_in_thread(app) as root:
+        yield f"{root}/v1"
 
 
 @pytest.fixture()
@@ -118,7 +89,8 @@ def test_every_fault_kind_is_observed():
     faults = FaultConfig.parse("429=0.25,500=0.25,timeout=0.25,garbage=0.25", seed=11, hang_s=2.0)
     app = create_app(open_engine("local", "hf"), served_name="local", faults=faults)
     seen: Counter[str] = Counter()
-    with _ServerThread(app) as url:
+    with serve_in_thread(app) as root:
+        url = f"{root}/v1"
         client = openai.OpenAI(base_url=url, api_key="unused", max_retries=0, timeout=0.5)
         for _ in range(12):
             try:
