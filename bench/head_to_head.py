@@ -13,7 +13,8 @@ from arena.policy import Policy, make_policy
 from evaluation.report_card import wilson
 from games.registry import make_game
 
-GAME_OPTIONS = {"kuhn_poker": {"hands": 1}, "tictactoe": {}}  # each game's options: Kuhn is one hand per episode
+# each game's options: a poker episode is one hand
+GAME_OPTIONS = {"kuhn_poker": {"hands": 1}, "leduc_holdem": {"hands": 1}, "tictactoe": {}}
 
 
 def choice_policy(adapter: str | None, temperature: float, name: str) -> Policy:
@@ -26,8 +27,8 @@ def choice_policy(adapter: str | None, temperature: float, name: str) -> Policy:
 
 
 async def play_games(game_id: str, subject: Policy, opponent: Policy, games: int, seed: int, in_flight: int) -> dict:
-    """`games` matches, subject in seat 0 on even ones; its mean score (chips per hand in Kuhn) with
-    a 95% normal interval, and the share won (Kuhn) or not lost (Tic-Tac-Toe) with Wilson's."""
+    """`games` matches, subject in seat 0 on even ones; its mean score (chips per hand in poker) with
+    a 95% normal interval, and the share won (poker) or not lost (Tic-Tac-Toe) with Wilson's."""
     semaphore = asyncio.Semaphore(in_flight)
 
     async def one(i: int) -> float | None:
@@ -45,8 +46,8 @@ async def play_games(game_id: str, subject: Policy, opponent: Policy, games: int
         raise RuntimeError(f"none of the {games} evaluation games against {opponent.name} finished")
     mean = statistics.fmean(scores)
     half = 1.96 * statistics.stdev(scores) / math.sqrt(len(scores)) if len(scores) > 1 else float("nan")
-    # Kuhn: a hand is won when the subject gains chips; Tic-Tac-Toe: a game is not lost at 0.5 or 1
-    good = sum(s > 0 for s in scores) if game_id == "kuhn_poker" else sum(s >= 0.5 for s in scores)
+    # poker: a hand is won when the subject gains chips; Tic-Tac-Toe: a game is not lost at 0.5 or 1
+    good = sum(s > 0 for s in scores) if game_id != "tictactoe" else sum(s >= 0.5 for s in scores)
     low, high = wilson(good, len(scores))
     return {"mean_score": round(mean, 4), "ci95": [round(mean - half, 4), round(mean + half, 4)], "games": len(scores),
             "unfinished": games - len(scores), "good_rate": round(good / len(scores), 4), "good_rate_ci95": [round(low, 4), round(high, 4)]}

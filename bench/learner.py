@@ -36,7 +36,7 @@ from typing import Any
 
 import torch
 
-from bench.strategy import TRAIN_TEMPERATURE, build_config
+from bench.strategy import build_config, defaults
 from trainer.config import parse_config
 from trainer.learner import Learner, Sample, micro_batches
 from trainer.run import Trainer
@@ -110,10 +110,7 @@ def timed_update(learner: Learner, samples: list[Sample], reuse: bool) -> float:
 
 
 def measure(game: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
-    options = argparse.Namespace(
-        name=f"bench-learner-{game}", runs=runs, seed=args.seed, game=game, train_temperature=TRAIN_TEMPERATURE[game],
-        groups=args.groups, group_size=args.group_size, learning_rate=1e-3, kl_coef=0.1, entropy_coef=0.02,
-    )
+    options = defaults(game, name=f"bench-learner-{game}", runs=runs, seed=args.seed, groups=args.groups, group_size=args.group_size)
     trainer = Trainer(parse_config(build_config(options), "bench"))
     trainer.setup()
     started = time.perf_counter()
@@ -150,7 +147,7 @@ def measure(game: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", choices=["kuhn_poker", "tictactoe", "both"], default="both")
-    parser.add_argument("--groups", type=int, default=16, help="deals per step, as bench.strategy")
+    parser.add_argument("--groups", type=int, default=64, help="deals per step, as bench.strategy")
     parser.add_argument("--group-size", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3, help="timed updates of each kind (median)")
     parser.add_argument("--seed", type=int, default=0)

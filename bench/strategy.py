@@ -1,29 +1,37 @@
-"""Does self-play teach strategy? Self-play in choice mode, measured exactly where the game allows.
+"""Does self-play teach strategy, on every seed? Self-play in choice mode, measured exactly where the game allows.
 
-    python -m bench.strategy                            # Kuhn poker: 45 min of self-play on 2 cores, 400 eval hands
-    python -m bench.strategy --game tictactoe           # Tic-Tac-Toe against the minimax bot, 200 games before and after
-    python -m bench.strategy --minutes 5 --eval-games 40  # a short run (say so when you quote it)
+    python -m bench.strategy --seeds 3                     # Kuhn poker: three independent runs of the Kuhn budget
+    python -m bench.strategy --game leduc_holdem           # Leduc Hold'em, the same budget in minutes
+    python -m bench.strategy --game tictactoe              # Tic-Tac-Toe against the minimax bot, before and after
+    python -m bench.strategy --steps 5 --eval-games 40     # a short run (say so when you quote it)
 
 The shipped SmolLM2 + a fresh LoRA plays the game against itself in choice mode (each move drawn
 among the legal ones by the model's own probability of it, so every reply is legal and only
 strategy is left to learn), rewarded by its outcome score. The update is the policy gradient of
-that draw (trainer.learner, choice samples), with a KL penalty to the base and a bonus on the
-draw's entropy. The policies evaluated draw at the training temperature unless --temperature
-says otherwise: that is the policy self-play optimises, and its checkpoints' spec.
+that draw (trainer.learner, choice samples), with a KL penalty to the base (the "magnet" of
+magnetic mirror descent) and a bonus on the draw's entropy, and a learning rate that falls on a
+cosine to a tenth of itself by the last step, so the last iterate settles instead of circling the
+equilibrium. The policies evaluated draw at the training temperature unless --temperature says
+otherwise: that is the policy self-play optimises, and its checkpoints' spec.
 
-Kuhn poker (one hand per episode): after every step the live adapter's exact exploitability is
-computed (evaluation.exploitability: all 12 information sets scored in one engine batch). At the end:
-the base's and the final adapter's exploitability, and --eval-games sampled hands of the final
-adapter against the base and against `bot` (the equilibrium), seats alternating; chips per hand
-with a 95% normal interval, hands won with Wilson's interval, and the exact expected chips beside
-them. Plots the curve.
+The budget is a number of steps (--steps), the same on every seed and machine; each game's default
+is what fits in 45 minutes on the reference machine (2 cores, quiet), and --minutes can cap the
+wall time on top. The figure is the final policy's, never a checkpoint picked by its own score.
+
+Poker (Kuhn; Leduc Hold'em): the live adapter's exact exploitability (evaluation.exploitability:
+every information set scored) after every --curve-every steps; at the end the base's and the final
+adapter's, and --eval-games sampled hands of the final adapter against the base and against `bot`
+(the equilibrium in Kuhn, a heuristic in Leduc), seats alternating; chips per hand with a 95%
+normal interval, hands won with Wilson's interval, the exact expected chips beside them. With
+--seeds N, N independent runs (one process each, seeds --seed..--seed+N-1): the largest and the
+median exploitability ratio, and every run's curve on one plot.
 
 Tic-Tac-Toe: the tree is too large to score every state per step, and the question is different
 (the best possible is never to lose to perfect play): the draw-or-win rate of the base and of the
 final adapter against the minimax `bot`, --eval-games games each, seats alternating, with Wilson's
-95% interval.
+95% interval, and whether the two intervals are apart.
 
-Both end with one JSON line of the headline figures.
+Every run ends with one JSON line of the headline figures.
 """
 
 from __future__ import annotations
@@ -32,6 +40,11 @@ import argparse
 import asyncio
 import json
 import math
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -43,29 +56,37 @@ from trainer.config import parse_config
 from trainer.run import Trainer
 
 ROOT = Path(__file__).resolve().parent.parent
+POKER = ("kuhn_poker", "leduc_holdem")
+SHORT_NAME = {"kuhn_poker": "kuhn", "leduc_holdem": "leduc", "tictactoe": "ttt"}
 
 # Self-play's choice temperature per game. The base model checks and calls in Kuhn 99.5% of the time
 # at 1, so a GRPO group of one deal nearly always plays the same hand and has nothing to learn
 # from; at 5 it deviates about a quarter of the time. In Tic-Tac-Toe its draws are spread at 1.
-TRAIN_TEMPERATURE = {"kuhn_poker": 5.0, "tictactoe": 1.0}
-STEP_GROWTH = 1.5  # a step starts only if 1.5x the longest of the last three still fits the budget
+TRAIN_TEMPERATURE = {"kuhn_poker": 5.0, "leduc_holdem": 5.0, "tictactoe": 1.0}
+# Steps that fit in 45 minutes on 2 quiet cores with the defaults below (docs/benchmarks.md).
+STEPS = {"kuhn_poker": 60, "leduc_holdem": 20, "tictactoe": 20}
+# Exact exploitability of the live adapter every N steps: Kuhn's 12 information sets cost seconds,
+# Leduc's 288 about a minute.
+CURVE_EVERY = {"kuhn_poker": 1, "leduc_holdem": 5, "tictactoe": 0}
+EVAL_GAMES = {"kuhn_poker": 400, "leduc_holdem": 400, "tictactoe": 400}
+STEP_GROWTH = 1.5  # with --minutes: a step starts only if 1.5x the longest of the last three still fits
 
 
 def build_config(args: argparse.Namespace) -> dict:
-    """Self-play only (both seats trained), GRPO groups of one deal (same seed), chips as reward."""
+    """Self-play only (both seats trained), GRPO groups of one deal (same seed), the score as reward."""
     return {
         "name": args.name,
         "output_dir": str(args.runs),
         "base": "local",
         "seed": args.seed,
-        "steps": 100_000,  # the time budget stops training
+        "steps": args.steps,
         "games": [{"id": args.game, "options": GAME_OPTIONS[args.game]}],
         "opponents": [{"kind": "self"}],
         "rollout": {
             "mode": "choice",
             "engine": "hf",  # choice scoring runs on the hf engine (docs/architecture.md)
             "obs": "state",
-            "temperature": args.train_temperature,  # exploration: the base all but never deviates at 1
+            "temperature": args.train_temperature,  # exploration: the base all but never deviates at 1 in poker
             "groups_per_step": args.groups,
             "group_size": args.group_size,
             "in_flight": args.groups * args.group_size,
@@ -76,9 +97,13 @@ def build_config(args: argparse.Namespace) -> dict:
             "advantage": "grpo",
             "loss_norm": "sequence",  # a move is one decision, however many tokens it has
             "epochs": 1,  # on 2 cores fresh hands beat a second pass over old ones
-            "minibatch_size": 64,
-            "micro_batch_size": 16,  # decisions per forward; each seat's rules run once per micro-batch (trainer.learner.micro_batches)
+            "minibatch_size": 256,
+            # decisions per forward: a seat's rules (its system prompt) run once per micro-batch
+            # (trainer.learner.micro_batches), so fewer, fuller micro-batches cost less
+            "micro_batch_size": args.micro_batch,
             "learning_rate": args.learning_rate,
+            "lr_schedule": args.lr_schedule,
+            "lr_final_fraction": args.lr_final_fraction,
             # KL to the base model (the "magnet" of magnetic mirror descent): without it one step at
             # 3e-3 collapsed the policy to always check / always call, and nothing was drawn after
             "kl_coef": args.kl_coef,
@@ -87,7 +112,7 @@ def build_config(args: argparse.Namespace) -> dict:
             # for every state before the advantages tell the states apart
             "entropy_coef": args.entropy_coef,
             # a Kuhn step's turns are a few dozen distinct (information set, move) pairs: trained
-            # as weighted samples, 64 hands cost the learner about what 16 did (exact; see the learner)
+            # as weighted samples, 256 hands cost the learner about what 16 did (exact; see the learner)
             "merge_duplicates": True,
         },
         "checkpoint": {"every": 100_000, "register_in_league": False},
@@ -95,30 +120,46 @@ def build_config(args: argparse.Namespace) -> dict:
     }
 
 
+def defaults(game: str, **overrides: object) -> argparse.Namespace:
+    """This bench's settings for `game` as a namespace (bench/learner.py trains one step with them)."""
+    values = {
+        "game": game, "name": f"bench-strategy-{game}", "runs": ROOT / "runs", "seed": 0, "steps": STEPS[game],
+        "train_temperature": TRAIN_TEMPERATURE[game], "groups": 64, "group_size": 4, "micro_batch": 64,
+        "learning_rate": 1e-3, "lr_schedule": "cosine", "lr_final_fraction": 0.1, "kl_coef": 0.1, "entropy_coef": 0.02,
+    }
+    values.update(overrides)
+    return argparse.Namespace(**values)
+
+
 async def train(args: argparse.Namespace, tree: object | None) -> tuple[Trainer, Path, list[tuple[int, float]], float]:
-    """Self-play for --minutes; with a game tree, the live adapter's exact exploitability after every step."""
+    """Self-play for --steps (or until --minutes); with a game tree, the live adapter's exact
+    exploitability every --curve-every steps and after the last."""
     config = parse_config(build_config(args), "bench")
     trainer = Trainer(config)
     trainer.setup()
     live = choice_policy(str(trainer.live_dir), args.temperature, "live")  # the learner's own weights
 
     async def exploitability() -> float:
-        return evaluate(tree, await policy_strategy(tree, live)).exploitability if tree is not None else float("nan")
+        return evaluate(tree, await policy_strategy(tree, live)).exploitability
 
-    curve = [(0, await exploitability())]
-    if tree is not None:
+    curve: list[tuple[int, float]] = []
+    if tree is not None and args.curve_every:
+        curve.append((0, await exploitability()))
         print(f"step 0: exploitability {curve[0][1]:.4f}", flush=True)
     started = time.perf_counter()
-    deadline = started + args.minutes * 60
+    deadline = started + args.minutes * 60 if args.minutes else math.inf
     durations: list[float] = []
-    while time.perf_counter() + STEP_GROWTH * max(durations[-3:], default=0.0) < deadline:
+    while trainer.step < args.steps and time.perf_counter() + STEP_GROWTH * max(durations[-3:], default=0.0) < deadline:
         step_started = time.perf_counter()
         report = await trainer.train_step()
-        curve.append((report.step, await exploitability()))
         durations.append(time.perf_counter() - step_started)
+        shown = ""
+        if tree is not None and args.curve_every and report.step % args.curve_every == 0:
+            curve.append((report.step, await exploitability()))
+            shown = f"exploitability {curve[-1][1]:.4f}  "
         m = report.metrics
-        shown = f"exploitability {curve[-1][1]:.4f}  " if tree is not None else ""
-        print(f"step {report.step}: {shown}reward {m.get('reward/mean', float('nan')):+.3f}  {durations[-1]:.0f} s", flush=True)
+        print(f"step {report.step}: {shown}reward {m.get('reward/mean', float('nan')):+.3f}  lr {m.get('train/learning_rate', 0):.2e}  "
+              f"rollout {m.get('rollout/seconds', 0):.0f} s  learner {m.get('train/seconds', 0):.0f} s  {durations[-1]:.0f} s", flush=True)
     final = trainer.run_dir / "final"
     trainer.learner.save_adapter(final)
     trainer.logger.close()
@@ -130,14 +171,16 @@ def finite(value: float) -> float | None:
     return None if math.isnan(value) else round(value, 4)
 
 
-def plot(curve: list[tuple[int, float]], base: float, uniform: float, out: Path, title: str) -> None:
+def plot(curves: list[list[tuple[int, float]]], base: float, uniform: float, out: Path, title: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    ax.plot(*zip(*curve), marker=".", label="live adapter (exact)")
+    for index, curve in enumerate(curves):
+        label = "live adapter (exact)" if len(curves) == 1 else f"seed run {index + 1} (exact)"
+        ax.plot(*zip(*curve), marker=".", label=label)
     ax.axhline(base, color="grey", linestyle="--", label=f"base model {base:.3f}")
     ax.axhline(uniform, color="tab:red", linestyle=":", label=f"uniform random {uniform:.3f}")
     ax.axhline(0.0, color="black", linewidth=0.8, label="Nash equilibrium 0")
@@ -152,17 +195,19 @@ def plot(curve: list[tuple[int, float]], base: float, uniform: float, out: Path,
     plt.close(fig)
 
 
-def print_strategies(tree: object, base: dict, trained: dict) -> None:
-    """What changed, information set by information set: each move's probability, base -> trained."""
+def print_strategies(tree: object, base: dict, trained: dict, limit: int = 24) -> None:
+    """What changed, information set by information set: each move's probability, base -> trained
+    (the first `limit` sets; Leduc has 288)."""
     labels = infoset_labels(tree)
     print("\nmove probabilities, base -> trained:")
-    for key in sorted(base, key=lambda k: (k[0], labels[k])):
+    for key in sorted(base, key=lambda k: (k[0], labels[k]))[:limit]:
         moves = "  ".join(f"{move} {base[key][move]:.3f} -> {trained[key][move]:.3f}" for move in base[key])
         print(f"  player {key[0]}  {labels[key]}:  {moves}")
 
 
-async def run_kuhn(args: argparse.Namespace) -> dict:
-    tree = build_tree(lambda: make_game("kuhn_poker", 2, hands=1))
+async def run_poker(args: argparse.Namespace) -> dict:
+    game = args.game
+    tree = build_tree(lambda: make_game(game, 2, **GAME_OPTIONS[game]))
     base = choice_policy(None, args.temperature, "base")
     bot = make_policy("bot")
     base_strategy, bot_strategy = await policy_strategy(tree, base), await policy_strategy(tree, bot)
@@ -173,12 +218,15 @@ async def run_kuhn(args: argparse.Namespace) -> dict:
     trained = choice_policy(str(final), args.temperature, "trained")
     trained_strategy = await policy_strategy(tree, trained)
     trained_eval = evaluate(tree, trained_strategy)
+    if not curve or curve[-1][0] != trainer.step:
+        curve.append((trainer.step, trained_eval.exploitability))
     eval_started = time.perf_counter()
-    vs_base = await play_games("kuhn_poker", trained, base, args.eval_games, args.seed + 10_000, args.in_flight)
-    vs_bot = await play_games("kuhn_poker", trained, bot, args.eval_games, args.seed + 20_000, args.in_flight)
+    vs_base = await play_games(game, trained, base, args.eval_games, args.seed + 10_000, args.in_flight)
+    vs_bot = await play_games(game, trained, bot, args.eval_games, args.seed + 20_000, args.in_flight)
     eval_s = time.perf_counter() - eval_started
-    plot(curve, base_eval.exploitability, uniform, args.plot,
-         f"Kuhn self-play in choice mode, SmolLM2-135M + LoRA ({trainer.step} steps, {train_s / 60:.1f} min)")
+    if args.plot is not None:
+        plot([curve], base_eval.exploitability, uniform, args.plot,
+             f"{game} self-play in choice mode, SmolLM2-135M + LoRA ({trainer.step} steps, {train_s / 60:.1f} min)")
     trainer.close()
     ratio = trained_eval.exploitability / base_eval.exploitability if base_eval.exploitability > 0 else float("nan")
     print(f"\ntrained {trainer.step} steps in {train_s / 60:.1f} min; final adapter {final}")
@@ -187,7 +235,7 @@ async def run_kuhn(args: argparse.Namespace) -> dict:
                                  ("bot", vs_bot, chips_against(tree, trained_strategy, bot_strategy))):
         print(f"vs {label}: {result['mean_score']:+.3f} chips/hand  95% CI {result['ci95']}  over {result['games']} hands "
               f"(exact expectation {exact:+.4f}); hands won {result['good_rate']:.3f} {result['good_rate_ci95']}")
-    print(f"evaluation took {eval_s:.0f} s; curve: {args.plot}")
+    print(f"evaluation took {eval_s:.0f} s")
     print_strategies(tree, base_strategy, trained_strategy)
     return {
         "exploitability_base": round(base_eval.exploitability, 4),
@@ -206,7 +254,13 @@ async def run_kuhn(args: argparse.Namespace) -> dict:
         "unfinished_hands": vs_base["unfinished"] + vs_bot["unfinished"],
         "train_steps": trainer.step,
         "train_minutes": round(train_s / 60, 2),
+        "curve": [[step, round(value, 4)] for step, value in curve],
     }
+
+
+def intervals_apart(low: list[float], high: list[float]) -> bool:
+    """Two 95% intervals that do not overlap, the second above the first."""
+    return high[0] > low[1]
 
 
 async def run_tictactoe(args: argparse.Namespace) -> dict:
@@ -222,10 +276,11 @@ async def run_tictactoe(args: argparse.Namespace) -> dict:
     print(f"trained vs bot: draw-or-win {after['good_rate']:.3f} {after['good_rate_ci95']} over {after['games']} games "
           f"(before {before['good_rate']:.3f}; the best possible is 1.0)")
     return {
-        "draw_or_win_vs_bot_base": before["good_rate"],
-        "draw_or_win_vs_bot_base_ci95": before["good_rate_ci95"],
-        "draw_or_win_vs_bot_trained": after["good_rate"],
-        "draw_or_win_vs_bot_trained_ci95": after["good_rate_ci95"],
+        "ttt_draw_or_win_before": before["good_rate"],
+        "ttt_draw_or_win_before_ci95": before["good_rate_ci95"],
+        "ttt_draw_or_win_after": after["good_rate"],
+        "ttt_draw_or_win_after_ci95": after["good_rate_ci95"],
+        "ttt_ci_separated": intervals_apart(before["good_rate_ci95"], after["good_rate_ci95"]),
         "eval_games": args.eval_games,
         "unfinished_games": before["unfinished"] + after["unfinished"],
         "train_steps": trainer.step,
@@ -233,41 +288,108 @@ async def run_tictactoe(args: argparse.Namespace) -> dict:
     }
 
 
+def run_seeds(args: argparse.Namespace, argv: list[str]) -> dict:
+    """--seeds N: N independent runs, one process each (a fresh engine and adapter, nothing shared
+    but the machine), one after the other; their figures side by side."""
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="bench-strategy-") as tmp:
+        for seed in range(args.seed, args.seed + args.seeds):
+            out = Path(tmp) / f"seed-{seed}.json"
+            command = [sys.executable, "-m", "bench.strategy", *strip_options(argv, {"--seeds", "--seed", "--name", "--plot", "--json-out"}),
+                       "--seed", str(seed), "--name", f"{args.name}-seed{seed}", "--plot", "none", "--json-out", str(out)]
+            print(f"\n=== seed {seed}: {' '.join(command[1:])}", flush=True)
+            subprocess.run(command, check=True)
+            runs.append({"seed": seed, **json.loads(out.read_text())})
+    figures: dict = {"game": args.game, "seeds": [r["seed"] for r in runs]}
+    if args.game in POKER:
+        ratios = [r["exploitability_ratio"] for r in runs]
+        short = SHORT_NAME[args.game]
+        prefix = "" if args.game == "kuhn_poker" else f"{short}_"
+        figures.update({
+            f"{prefix}exploitability_ratio_max": max(ratios),
+            f"{prefix}exploitability_ratio_median": statistics.median(ratios),
+            f"{prefix}exploitability_ratios": ratios,
+            "exploitability_base": runs[0]["exploitability_base"],
+            "exploitability_trained": [r["exploitability_trained"] for r in runs],
+        })
+        if args.plot is not None:
+            plot([[tuple(point) for point in r["curve"]] for r in runs], runs[0]["exploitability_base"], runs[0]["uniform_exploitability"],
+                 args.plot, f"{args.game} self-play, SmolLM2-135M + LoRA: {len(runs)} seeds, {runs[0]['train_steps']} steps each")
+    else:
+        figures.update({key: [r[key] for r in runs] for key in ("ttt_draw_or_win_before", "ttt_draw_or_win_after", "ttt_ci_separated")})
+    figures["train_minutes"] = [r["train_minutes"] for r in runs]
+    figures["runs"] = [{k: v for k, v in r.items() if k != "curve"} for r in runs]  # the curves are in the plot
+    return figures
+
+
+def strip_options(argv: list[str], names: set[str]) -> list[str]:
+    """argv without the given options and their values (`--name value` or `--name=value`)."""
+    kept: list[str] = []
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+            continue
+        name = token.split("=", 1)[0]
+        if name in names:
+            skip = "=" not in token
+            continue
+        kept.append(token)
+    return kept
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--game", choices=sorted(GAME_OPTIONS), default="kuhn_poker")
-    parser.add_argument("--minutes", type=float, default=45.0, help="training time budget (the issue allows at most 45 on 2 cores)")
-    parser.add_argument("--eval-games", type=int, default=None,
-                        help="evaluation games (Kuhn: hands) against each opponent; default 400 for Kuhn, 200 for Tic-Tac-Toe")
+    parser.add_argument("--game", choices=sorted(STEPS), default="kuhn_poker")
+    parser.add_argument("--steps", type=int, default=None, help="training steps, the budget (default: what fits in 45 minutes on 2 cores)")
+    parser.add_argument("--minutes", type=float, default=None, help="also stop training after this many minutes (default: no cap)")
+    parser.add_argument("--seeds", type=int, default=1, help="independent runs, seeds --seed.. (poker: the largest and the median ratio)")
+    parser.add_argument("--eval-games", type=int, default=None, help="evaluation games (poker: hands) against each opponent; default 400")
     parser.add_argument("--temperature", type=float, default=None,
                         help="choice temperature of the policies evaluated (exploitability, games); default: the training one, "
                              "the policy self-play optimises and its checkpoints play at")
     parser.add_argument("--train-temperature", type=float, default=None,
-                        help="choice temperature of self-play's draws (default: 5 in Kuhn, where the base all but never deviates at 1; 1 in Tic-Tac-Toe)")
-    parser.add_argument("--groups", type=int, default=16, help="deals per step (GRPO groups): 16 x 4 = 64 hands")
+                        help="choice temperature of self-play's draws (default: 5 in poker, where the base all but never deviates at 1; 1 in Tic-Tac-Toe)")
+    parser.add_argument("--groups", type=int, default=64, help="deals per step (GRPO groups): 64 x 4 = 256 hands")
     parser.add_argument("--group-size", type=int, default=4, help="hands per deal; both seats are trained")
-    parser.add_argument("--learning-rate", type=float, default=1e-3, help="at 3e-3 the card-blind part swings (bench/card_separation.py)")
+    parser.add_argument("--micro-batch", type=int, default=64, help="decisions per learner forward")
+    parser.add_argument("--learning-rate", type=float, default=1e-3, help="at 3e-3 the card-blind part swings (bench/experiments/card_separation.py)")
+    parser.add_argument("--lr-schedule", choices=["constant", "cosine"], default="cosine")
+    parser.add_argument("--lr-final-fraction", type=float, default=0.1, help="the cosine's last rate over the first")
     parser.add_argument("--kl-coef", type=float, default=0.1, help="KL penalty to the base model per decision (0: none)")
     parser.add_argument("--entropy-coef", type=float, default=0.02, help="bonus on the entropy of each draw among the legal moves (0: none)")
-    parser.add_argument("--in-flight", type=int, default=32, help="evaluation hands at once")
+    parser.add_argument("--curve-every", type=int, default=None, help="poker: exact exploitability every N steps (0: only at the end)")
+    parser.add_argument("--in-flight", type=int, default=32, help="evaluation games at once")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--runs", type=Path, default=ROOT / "runs")
     parser.add_argument("--name", default=None, help="run folder under --runs (default bench-strategy-GAME)")
-    parser.add_argument("--plot", type=Path, default=ROOT / "docs" / "img" / "strategy-kuhn.png", help="Kuhn's exploitability curve")
-    args = parser.parse_args()
-    args.eval_games = args.eval_games or (400 if args.game == "kuhn_poker" else 200)
-    args.name = args.name or f"bench-strategy-{args.game}"
-    args.train_temperature = args.train_temperature or TRAIN_TEMPERATURE[args.game]
+    parser.add_argument("--plot", default=None, help="the exploitability curve's PNG (default docs/img/strategy-GAME.png; 'none': no plot)")
+    parser.add_argument("--json-out", type=Path, default=None, help="also write the headline figures here")
+    argv = sys.argv[1:]
+    args = parser.parse_args(argv)
+    game = args.game
+    args.steps = args.steps or STEPS[game]
+    args.eval_games = args.eval_games or EVAL_GAMES[game]
+    args.name = args.name or f"bench-strategy-{game}"
+    args.train_temperature = args.train_temperature or TRAIN_TEMPERATURE[game]
     args.temperature = args.temperature if args.temperature is not None else args.train_temperature
-    if args.eval_games < 2 or args.minutes <= 0:
-        parser.error("--eval-games must be at least 2 and --minutes positive")
-    import shutil
-
-    shutil.rmtree(args.runs / args.name, ignore_errors=True)  # each run starts from the base model
-    runner = run_kuhn if args.game == "kuhn_poker" else run_tictactoe
-    figures = asyncio.run(runner(args))
+    args.curve_every = CURVE_EVERY[game] if args.curve_every is None else args.curve_every
+    args.plot = None if args.plot == "none" or game not in POKER else Path(args.plot or ROOT / "docs" / "img" / f"strategy-{SHORT_NAME[game]}.png")
+    if args.eval_games < 2 or args.steps < 1 or args.seeds < 1 or (args.minutes is not None and args.minutes <= 0):
+        parser.error("--eval-games must be at least 2, --steps and --seeds at least 1, --minutes positive")
+    if args.seeds > 1:
+        figures = run_seeds(args, argv)
+    else:
+        shutil.rmtree(args.runs / args.name, ignore_errors=True)  # each run starts from the base model
+        runner = run_poker if game in POKER else run_tictactoe
+        figures = asyncio.run(runner(args))
+        if game == "leduc_holdem":
+            figures["leduc_exploitability_ratio"] = figures["exploitability_ratio"]
     figures.update(train_temperature=args.train_temperature, eval_temperature=args.temperature, learning_rate=args.learning_rate,
-                   kl_coef=args.kl_coef, entropy_coef=args.entropy_coef, episodes_per_step=args.groups * args.group_size)
+                   lr_schedule=args.lr_schedule, kl_coef=args.kl_coef, entropy_coef=args.entropy_coef,
+                   episodes_per_step=args.groups * args.group_size, steps_budget=args.steps)
+    if args.json_out is not None:
+        args.json_out.write_text(json.dumps(figures), encoding="utf-8")
     print(json.dumps(figures))
 
 

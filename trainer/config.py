@@ -181,6 +181,11 @@ class AlgorithmSettings(_Strict):
     minibatch_size: int = Field(16, ge=1)  # samples per optimizer step
     micro_batch_size: int = Field(4, ge=1)  # samples per forward/backward (gradient accumulation)
     learning_rate: float = Field(5e-5, gt=0, le=1)
+    # "cosine": the learning rate falls from learning_rate at step 1 to lr_final_fraction x it at the
+    # run's last step (trainer.run.scheduled_learning_rate). Self-play in a zero-sum game circles its
+    # equilibrium with a constant step; a smaller step late lets the last iterate settle.
+    lr_schedule: Literal["constant", "cosine"] = "constant"
+    lr_final_fraction: float = Field(0.1, ge=0, le=1)
     weight_decay: float = Field(0.0, ge=0)
     max_grad_norm: float = Field(1.0, gt=0)
     kl_coef: float = Field(0.0, ge=0)  # 0: no KL term, and no reference pass at all

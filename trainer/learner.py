@@ -39,6 +39,7 @@ from typing import Any, Sequence
 
 import torch
 
+from arena.llm.engines.choice_memo import BoundedMemo, ids_digest
 from arena.llm.engines.scoring import MIN_SHARED_PREFIX, option_token_logprobs, prefix_groups, shared_prefix_length
 from trainer.config import AlgorithmSettings, LoraSettings
 from trainer.loss import LossStats, normaliser, policy_loss
@@ -146,7 +147,12 @@ class Learner:
             list(self.params.values()), lr=settings.learning_rate, weight_decay=settings.weight_decay
         )
         self.ref_name: str | None = None
+        self.base_logps = BoundedMemo()  # the base model's log-probs of an action (`_reference_logps`)
         self.dropout = any(getattr(cfg, "lora_dropout", 0) for cfg in [self.model.peft_config[self.name]])
+
+    def set_learning_rate(self, learning_rate: float) -> None:
+        for group in self.optimizer.param_groups:
+            group["lr"] = learning_rate
 
     # ---- adapter state -------------------------------------------------------------------------
 
@@ -346,17 +352,31 @@ class Learner:
                     sample.old_logps = logps[row, : sample.action_length].detach().cpu()
                 recomputed.extend(chunk)
             if need_ref:
-                if self.settings.kl_reference == "base":
-                    with self.model.disable_adapter():  # the base model: same weights, adapter off
-                        ref, _, _ = self._action_logps(chunk)
-                else:
-                    ref, _, _ = self._action_logps(chunk, adapter_names=[self.ref_name] * len(chunk))
-                for row, sample in enumerate(chunk):
-                    sample.ref_logps = ref[row, : sample.action_length].detach().cpu()
+                self._reference_logps(chunk)
             else:
                 for sample in chunk:
                     sample.ref_logps = None
         return sampler_mismatch(recomputed, self.settings)
+
+    def _reference_logps(self, chunk: Sequence[Sample]) -> None:
+        """Each sample's log-probs under the KL reference. The base model never changes, so its
+        log-probs of an action are computed once per run and remembered (`base_logps`): in a game
+        whose decisions repeat (Kuhn poker) the reference pass then costs nothing after the first
+        steps. A reference adapter changes when it is refreshed, so it is run every time."""
+        if self.settings.kl_reference != "base":
+            ref, _, _ = self._action_logps(chunk, adapter_names=[self.ref_name] * len(chunk))
+            for row, sample in enumerate(chunk):
+                sample.ref_logps = ref[row, : sample.action_length].detach().cpu()
+            return
+        keys = [_action_key(sample) for sample in chunk]
+        missing = {key: sample for key, sample in zip(keys, chunk) if self.base_logps.get(key) is None}
+        if missing:
+            with self.model.disable_adapter():  # the base model: same weights, adapter off
+                ref, _, _ = self._action_logps(list(missing.values()))
+            for row, (key, sample) in enumerate(missing.items()):
+                self.base_logps.put(key, ref[row, : sample.action_length].detach().cpu())
+        for key, sample in zip(keys, chunk):
+            sample.ref_logps = self.base_logps.get(key)
 
     # ---- the update --------------------------------------------------------------------------
 
@@ -450,6 +470,11 @@ class Learner:
         }
 
 
+def _action_key(sample: Sample) -> bytes:
+    """What an action's log-probs depend on, the weights aside."""
+    return ids_digest(sample.prompt_ids, sample.completion_ids, sample.option_ids or [], sample.chosen, sample.choice_temperature)
+
+
 def micro_batches(samples: Sequence[Sample], size: int) -> list[list[Sample]]:
     """Chunks of at most `size` samples for one forward each: choice and text samples apart (their
     log-probs are computed differently), and never across a prompt prefix they do not share (the
@@ -479,8 +504,7 @@ def merge_duplicates(samples: Sequence[Sample]) -> list[Sample]:
     merged: dict[tuple, Sample] = {}
     for x in samples:
         sign = (x.advantage > 0) - (x.advantage < 0)
-        options = tuple(map(tuple, x.option_ids)) if x.option_ids is not None else None
-        key = (tuple(x.prompt_ids), tuple(x.completion_ids), options, x.chosen, x.choice_temperature, sign)
+        key = (_action_key(x), sign)
         first = merged.get(key)
         if first is None:
             merged[key] = dataclasses.replace(x, old_logps=None, ref_logps=None, is_weights=None)

@@ -15,6 +15,7 @@ as a LoRA request that `VLLMAdapterSync` replaces after every update.
 
 from __future__ import annotations
 
+import math
 import random
 import shutil
 import uuid
@@ -26,7 +27,7 @@ from typing import Any, Callable
 from arena.redaction import redact, redact_data
 from trainer.advantages import RoleBaselines, attempt_credit, compute_advantages
 from trainer.checkpoints import list_checkpoints, load_state, restore_rng, rng_state, save_checkpoint, step_dir
-from trainer.config import TrainConfig
+from trainer.config import AlgorithmSettings, TrainConfig
 from trainer.learner import Learner, Sample, write_initial_adapter
 from trainer.metrics import MetricsLogger, read_metrics, truncate_after
 from trainer.rewards import Episode, RewardModel, is_format_failure, outcome_reward
@@ -41,6 +42,17 @@ from trainer.rollouts import (
     training_policy,
     turn_sample,
 )
+
+
+def scheduled_learning_rate(algorithm: AlgorithmSettings, step: int, steps: int) -> float:
+    """The learning rate of `step` (1-based) of a `steps`-step run: constant, or cosine from the
+    configured rate down to lr_final_fraction of it at the last step. A function of the step
+    alone, so a resumed run continues the schedule where it stopped."""
+    if algorithm.lr_schedule == "constant" or steps <= 1:
+        return algorithm.learning_rate
+    progress = min(max(step - 1, 0) / (steps - 1), 1.0)
+    final = algorithm.lr_final_fraction
+    return algorithm.learning_rate * (final + (1.0 - final) * 0.5 * (1.0 + math.cos(math.pi * progress)))
 
 
 class TrainError(ValueError):
@@ -243,6 +255,9 @@ class Trainer:
             metrics["atropos/groups"] = pushed
         metrics["samples"] = len(samples)
         metrics["samples_dropped"] = dropped
+        learning_rate = scheduled_learning_rate(self.config.algorithm, step, self.config.steps)
+        self.learner.set_learning_rate(learning_rate)
+        metrics["train/learning_rate"] = learning_rate
         metrics.update(self._update(samples))
         self._refresh_reference(step)
         metrics["rollout/engine"] = self.learner_policy.engine_kind

@@ -7,8 +7,8 @@ prompt ids, the option ids, the adapter and the weights, so an identical request
 scores computed for the first one, and only the draw (seeded per request) is done again.
 
 The weights' identity is read from torch itself: every in-place change of a tensor (an optimizer
-step, `load_state_dict`, `copy_`) increments its version counter, so the sum of the parameters'
-versions changes whenever any weight changes, with no hook for trainers to forget. (Writes through
+step, `load_state_dict`, `copy_`) increments its version counter, so the parameters' versions
+(with their storage) change whenever any weight changes, with no hook for trainers to forget. (Writes through
 `param.data` bypass the counter; nothing in this project writes weights that way, and
 tests/llm/test_choice_memo.py holds the learner's update to invalidating the memo.)
 """
@@ -16,6 +16,8 @@ tests/llm/test_choice_memo.py holds the learner's update to invalidating the mem
 from __future__ import annotations
 
 import collections
+import hashlib
+from array import array
 from dataclasses import dataclass
 from typing import Any, Hashable
 
@@ -33,41 +35,62 @@ class ChoiceScores:
 
 
 def weights_signature(model: Any) -> Hashable:
-    """Changes whenever any parameter of `model` changes in place, or parameters are added (an
-    adapter loaded)."""
-    count = 0
-    versions = 0
-    for parameter in model.parameters():
-        count += 1
-        versions += parameter._version  # torch's in-place counter (autograd's saved-tensor check)
-    return (id(model), count, versions)
+    """Changes whenever any parameter of `model` changes in place, is replaced (`param.data = ...`)
+    or is added (an adapter loaded): each parameter's storage and in-place version, hashed."""
+    return (id(model), hash(tuple((p.data_ptr(), p._version) for p in model.parameters())))
 
 
-class ChoiceMemo:
-    """A bounded least-recently-used map from (weights, adapter, prompt ids, option ids) to the
-    scores; entries of older weights are never hit again and age out."""
+def ids_digest(*parts: Any) -> bytes:
+    """A 16-byte digest of token-id lists (and nested lists of them, and scalars): memo keys stay
+    small however long the prompts are. Each part is framed by its length, so different splits
+    of the same ids never collide."""
+    digest = hashlib.blake2b(digest_size=16)
+
+    def feed(part: Any) -> None:
+        if isinstance(part, (list, tuple)) and part and isinstance(part[0], (list, tuple)):
+            digest.update(b"L%d;" % len(part))
+            for inner in part:
+                feed(inner)
+        elif isinstance(part, (list, tuple)):
+            digest.update(b"I%d;" % len(part))
+            digest.update(array("q", part).tobytes())
+        else:
+            digest.update(b"S" + repr(part).encode() + b";")
+
+    for part in parts:
+        feed(part)
+    return digest.digest()
+
+
+class BoundedMemo:
+    """A bounded least-recently-used map; entries nobody asks for again age out."""
 
     def __init__(self, entries: int = DEFAULT_ENTRIES):
         self.entries = entries
-        self._scores: "collections.OrderedDict[Hashable, ChoiceScores]" = collections.OrderedDict()
+        self._values: "collections.OrderedDict[Hashable, Any]" = collections.OrderedDict()
+
+    def get(self, key: Hashable) -> Any:
+        value = self._values.get(key)
+        if value is not None:
+            self._values.move_to_end(key)
+        return value
+
+    def put(self, key: Hashable, value: Any) -> None:
+        if self.entries <= 0:
+            return
+        self._values[key] = value
+        self._values.move_to_end(key)
+        while len(self._values) > self.entries:
+            self._values.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+
+class ChoiceMemo(BoundedMemo):
+    """(weights, adapter, prompt ids, option ids) -> ChoiceScores; entries of older weights are
+    never hit again and age out."""
 
     @staticmethod
     def key(signature: Hashable, adapter: str, prompt_ids: list[int], option_ids: list[list[int]]) -> Hashable:
-        return (signature, adapter, tuple(prompt_ids), tuple(tuple(ids) for ids in option_ids))
-
-    def get(self, key: Hashable) -> ChoiceScores | None:
-        scores = self._scores.get(key)
-        if scores is not None:
-            self._scores.move_to_end(key)
-        return scores
-
-    def put(self, key: Hashable, scores: ChoiceScores) -> None:
-        if self.entries <= 0:
-            return
-        self._scores[key] = scores
-        self._scores.move_to_end(key)
-        while len(self._scores) > self.entries:
-            self._scores.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._scores)
+        return (signature, adapter, ids_digest(prompt_ids, option_ids))
