@@ -254,27 +254,38 @@ class Learner:
 
         As the engine scores them (arena.llm.engines.hf.HFEngine.choose): each prompt runs once (after the
         shared prefix), its KV cache is repeated for each of its legal moves, and only the moves'
-        own tokens run again, with gradients through all of it. The entropy is the exact one of
-        the choice distribution, over the legal moves."""
-        prompts = [Sample(s.prompt_ids, [], 0.0) for s in samples]
-        shared = self._shared_prefix(samples, adapter_names)
+        own tokens run again, with gradients through all of it. Samples that ask the same question
+        (same prompt, same legal moves, same adapter: another move drawn there, or the other sign of
+        advantage) share one row, and autograd sums their gradients through it: in Kuhn poker a
+        step's samples are a few rows per information set, so this halves the learner's work or
+        better. The entropy is the exact one of the choice distribution, over the legal moves."""
+        rows: dict[tuple, int] = {}  # question -> its row
+        row_of: list[int] = []
+        for index, sample in enumerate(samples):
+            adapter = adapter_names[index] if adapter_names is not None else None
+            row_of.append(rows.setdefault((_question_key(sample), adapter), len(rows)))
+        firsts = sorted({row: index for index, row in reversed(list(enumerate(row_of)))}.items())
+        questions = [samples[index] for _, index in firsts]
+        names = [adapter_names[index] for _, index in firsts] if adapter_names is not None else None
+        prompts = [Sample(q.prompt_ids, [], 0.0) for q in questions]
+        shared = self._shared_prefix(questions, names)
         ids, attention, positions, _, _ = self._batch(prompts, shared)
         with self._autocast():
-            prompt_logits, cache = self._run(ids, attention, positions, shared, adapter_names, keep=1, keep_cache=True)
+            prompt_logits, cache = self._run(ids, attention, positions, shared, names, keep=1, keep_cache=True)
             token_logps = option_token_logprobs(
-                self.model, prompt_logits[:, -1, :].float().log_softmax(-1), attention, cache, [s.option_ids or [] for s in samples],
+                self.model, prompt_logits[:, -1, :].float().log_softmax(-1), attention, cache, [q.option_ids or [] for q in questions],
                 self.engine.tokenizer.pad_token_id,
-                lambda owner: {"adapter_names": [adapter_names[i] for i in owner]} if adapter_names is not None else {},
+                lambda owner: {"adapter_names": [names[i] for i in owner]} if names is not None else {},
             )
         totals = token_logps.sum(1)  # each legal move's log-prob as the whole reply, at temperature 1 as scored
+        starts = [0]
+        for question in questions:
+            starts.append(starts[-1] + len(question.option_ids or []))
         chosen, entropies = [], []
-        start = 0
-        for sample in samples:
-            count = len(sample.option_ids or [])
-            logps = torch.log_softmax(totals[start : start + count] / sample.choice_temperature, dim=0)
+        for sample, row in zip(samples, row_of):
+            logps = torch.log_softmax(totals[starts[row] : starts[row + 1]] / sample.choice_temperature, dim=0)
             chosen.append(logps[sample.chosen])
             entropies.append(-(logps.exp() * logps).sum())
-            start += count
         logps = torch.stack(chosen).unsqueeze(1)
         entropy = None
         if with_entropy:
@@ -468,6 +479,11 @@ class Learner:
             "grad_norm": float(grad_norm),
             "tokens": agg["tokens"],
         }
+
+
+def _question_key(sample: Sample) -> bytes:
+    """What a choice's scores depend on, the weights aside: the prompt and the legal moves."""
+    return ids_digest(sample.prompt_ids, sample.option_ids or [])
 
 
 def _action_key(sample: Sample) -> bytes:

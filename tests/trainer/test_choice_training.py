@@ -91,6 +91,39 @@ def test_update_raises_the_drawn_moves_choice_probability_and_the_bonus_spreads_
         learner.settings.entropy_coef = 0.0
 
 
+def test_samples_asking_the_same_question_share_a_row_with_the_same_scores_and_gradients(learner_and_turns):
+    """Two draws at one prompt (another move, the other sign of advantage) run as one row of the
+    choice forward; their log-probs and the gradient of their loss are those of separate rows.
+    float32 through 30 layers and a 49k-vocab log-softmax, gradients summed over two rows: 1e-4
+    relative holds."""
+    learner, turns = learner_and_turns
+    first = turn_sample(turns[0].meta, 1.0)
+    other = (first.chosen + 1) % len(first.option_ids)
+    second = Sample(first.prompt_ids, first.option_ids[other], -0.5, option_ids=first.option_ids, chosen=other,
+                    choice_temperature=first.choice_temperature)
+    third = turn_sample(turns[1].meta, 0.25)
+    samples = [first, third, second]
+
+    def logps_and_grads(groups):
+        learner.optimizer.zero_grad(set_to_none=True)
+        values = []
+        for group in groups:
+            logps, _, _ = learner._choice_logps(group, None, with_entropy=False)
+            (logps.squeeze(1) * torch.tensor([s.advantage for s in group])).sum().backward()
+            values.extend(logps.detach().squeeze(1).tolist())
+        grads = {k: p.grad.detach().clone() for k, p in learner.params.items() if p.grad is not None}
+        learner.optimizer.zero_grad(set_to_none=True)
+        return values, grads
+
+    shared_values, shared_grads = logps_and_grads([samples])
+    apart_values, apart_grads = logps_and_grads([[s] for s in samples])
+    assert shared_values == pytest.approx(apart_values, abs=1e-5)
+    assert shared_grads.keys() == apart_grads.keys() and shared_grads
+    for key, grad in shared_grads.items():
+        scale = float(apart_grads[key].abs().max()) + 1e-12
+        torch.testing.assert_close(grad, apart_grads[key], atol=1e-4 * scale, rtol=0)
+
+
 def test_a_choice_sample_must_name_the_drawn_option():
     with pytest.raises(ValueError, match="option_ids\\[chosen\\]"):
         Sample([1, 2], [5, 0], 1.0, option_ids=[[4, 0], [5, 0]], chosen=0)
