@@ -7,7 +7,7 @@
 - `arena eval exploitability`: a policy's exact exploitability in Kuhn poker or Leduc Hold'em
   (evaluation/exploitability.py);
 - `arena ablate`: variants of a policy against it in seat-swapped pairs, with a null variant and a
-  paired permutation test (ablate_command.py).
+  paired permutation test (evaluation/cli/ablate.py).
 
 llm_arena_cli/app.py calls `register(app)`.
 """
@@ -296,7 +296,7 @@ def _print_strategy(rows: list[dict]) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    from evaluation.ablate_command import ablate_command
+    from evaluation.cli.ablate import ablate_command
 
     app.add_typer(eval_app, name="eval")
     app.command("ablate")(ablate_command)

@@ -4,7 +4,7 @@ test; the report says which differences the data support (terminal, JSON, markdo
 
 The plan (evaluation/ablation_plan.py) becomes an ordinary league, `ablate NAME`, played by the
 league runner into the league store: the same command resumes a killed or interrupted run, and
-once it is complete only re-reads the report. evaluation/cli.py registers the command.
+once it is complete only re-reads the report. evaluation/cli/__init__.py registers the command.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import shlex
 import pytest
 from typer.testing import CliRunner
 
-from evaluation.ablate_command import _resume_command
+from evaluation.cli.ablate import _resume_command
 from evaluation.ablation_plan import parse_plan
 from league.runner import run_league
 from league.store import Store
