@@ -17,6 +17,18 @@ attempt as it is made, so each attempt t may also carry its own term
 v_t = -1 for an attempt the game rejected, 0 for one it accepted (a REINFORCE baseline per role).
 It is reward shaping for legality, off by default.
 
+Optional per-state baseline (`algorithm.state_baseline`): an episode's advantage credits every
+decision in it alike, so a move that was merely present in won games is raised wherever it is legal
+(Kuhn: check and call with every card; Tic-Tac-Toe: one cell in every position). Where the same
+decision state (the same prompt and legal moves) was visited more than once in a step, each
+decision's advantage is centred on the mean advantage of the OTHER visits to that state:
+    A_i <- A_i - mean_{j != i, s_j = s_i} A_j.
+A baseline that depends on the state but not on the action taken there leaves the policy gradient
+unbiased (Williams 1992; Sutton et al. 2000), and leaving the decision itself out keeps it
+independent of its own action. What remains is how much better this move did than the others made
+in the same state: the information sets are kept apart in the signal, as the tabular reference
+learner keeps them apart in its parameters. A state visited once keeps its advantage.
+
 Why groups and baselines are keyed by role: in self-play both seats of a zero-sum game are the
 learner; their rewards sum to zero, so a group holding both would have mean 0 and the two seats'
 signals would cancel in its statistics. Every key here contains the seat.
@@ -98,6 +110,23 @@ def compute_advantages(
     if method == "reinforce":
         return reinforce_advantages(rewards, roles)
     raise ValueError(f"unknown advantage estimator {method!r}")
+
+
+def state_baseline(advantages: Sequence[float], states: Sequence[Hashable | None]) -> list[float]:
+    """Each advantage minus the leave-one-out mean advantage of the other decisions in the same
+    state (module doc); a decision whose state is None or seen once is unchanged."""
+    members: dict[Hashable, list[int]] = defaultdict(list)
+    for i, state in enumerate(states):
+        if state is not None:
+            members[state].append(i)
+    out = list(advantages)
+    for idx in members.values():
+        if len(idx) < 2:
+            continue
+        total = sum(advantages[i] for i in idx)
+        for i in idx:
+            out[i] = advantages[i] - (total - advantages[i]) / (len(idx) - 1)
+    return out
 
 
 def attempt_credit(valid: Sequence[bool], roles: Sequence[Hashable], weight: float) -> list[float]:

@@ -1,5 +1,6 @@
 """Checkpoints under runs/NAME/step-K: the adapter (a peft folder `hf:BASE+runs/NAME/step-K`
-loads), the optimizer, every RNG, the step, the advantage baselines, the opponent pool and the
+loads), with `algorithm.average_from` the average of the iterates (step-K/average, a peft folder
+too), the optimizer, every RNG, the step, the advantage baselines, the opponent pool and the
 config. Written to `step-K.partial` and renamed into place once complete, so a run killed while
 saving resumes from the previous checkpoint instead of a half-written one.
 """
@@ -17,6 +18,7 @@ import torch
 import yaml
 
 STATE_FILE = "trainer_state.pt"
+AVERAGE_DIR = "average"  # step-K/average: the average of the iterates so far (`algorithm.average_from`)
 CONFIG_FILE = "config.yaml"
 _STEP_DIR = re.compile(r"^step-(\d+)$")
 
@@ -58,6 +60,9 @@ def save_checkpoint(run_dir: Path, step: int, learner: Any, state: dict[str, Any
     partial = final.with_name(final.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     learner.save_adapter(partial)
+    if learner.average is not None:  # the average of iterates, a peft folder of its own
+        learner.save_adapter(partial / AVERAGE_DIR, learner.average)
+        state = {**state, "averaged_iterates": learner.averaged_iterates}
     torch.save({**state, "step": step, "optimizer": learner.optimizer.state_dict()}, partial / STATE_FILE)
     (partial / CONFIG_FILE).write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     shutil.rmtree(final, ignore_errors=True)

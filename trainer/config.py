@@ -198,6 +198,15 @@ class AlgorithmSettings(_Strict):
     # sample: the same loss, fewer rows (trainer.learner.merge_duplicates). Pays off in games with
     # few distinct states (Kuhn poker); a no-op where prompts never repeat.
     merge_duplicates: bool = False
+    # Centre each decision's advantage on the other decisions made in the same state this step
+    # (same prompt and legal moves; trainer.advantages.state_baseline): an unbiased baseline that
+    # stops a move being credited merely for appearing in won games.
+    state_baseline: bool = False
+    # Keep the uniform average of the adapter's iterates from this fraction of the run on (0.5: the
+    # second half), saved beside each checkpoint as step-K/average and registered as NAME/step-K/average.
+    # Self-play circles a zero-sum game's equilibrium; the average sits near its centre (as
+    # fictitious play and CFR report the average strategy). None: no average.
+    average_from: float | None = Field(None, gt=0, le=1)
     ref_refresh_every: int = Field(0, ge=0)  # steps between reference-adapter copies (0 = never)
     ref_ema: float | None = Field(None, ge=0, lt=1)  # reference <- ema*reference + (1-ema)*current, each step
     # The sampler (vLLM, bfloat16) and the learner (transformers, float32) give a reply's tokens

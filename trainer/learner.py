@@ -147,6 +147,9 @@ class Learner:
             list(self.params.values()), lr=settings.learning_rate, weight_decay=settings.weight_decay
         )
         self.ref_name: str | None = None
+        # The uniform average of the adapter's iterates since averaging started (`accumulate_average`)
+        self.average: dict[str, torch.Tensor] | None = None
+        self.averaged_iterates = 0
         self.base_logps = BoundedMemo()  # the base model's log-probs of an action (`_reference_logps`)
         self.dropout = any(getattr(cfg, "lora_dropout", 0) for cfg in [self.model.peft_config[self.name]])
 
@@ -177,12 +180,18 @@ class Learner:
         if unexpected:
             raise RuntimeError(f"{folder}: adapter does not match the configured LoRA ({unexpected[0]})")
 
-    def save_adapter(self, folder: Path) -> None:
-        """A peft folder `hf:BASE+folder` can load: adapter_config.json + adapter_model.safetensors."""
+    def save_adapter(self, folder: Path, weights: dict[str, torch.Tensor] | None = None) -> None:
+        """A peft folder `hf:BASE+folder` can load: adapter_config.json + adapter_model.safetensors.
+        `weights` (keyed as `self.params`, e.g. `self.average`) replace the live adapter's."""
         from safetensors.torch import save_file
 
         folder.mkdir(parents=True, exist_ok=True)
-        state = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in self.adapter_state().items()}
+        state = self.adapter_state()
+        if weights is not None:
+            if set(state) != set(weights):
+                raise ValueError(f"weights do not match the adapter: {sorted(set(state) ^ set(weights))[:3]}")
+            state = weights
+        state = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in state.items()}
         save_file(state, str(folder / ADAPTER_WEIGHTS))
         config = self.model.peft_config[self.name]
         data = config.to_dict()
@@ -191,6 +200,32 @@ class Learner:
             if isinstance(value, set):
                 data[key] = sorted(value)
         (folder / ADAPTER_CONFIG).write_text(json.dumps(data, indent=2, default=str), encoding="utf-8")
+
+    # ---- the average of iterates ------------------------------------------------------------------
+
+    @torch.no_grad()
+    def accumulate_average(self) -> None:
+        """Fold the current weights into the uniform average of iterates: avg += (w - avg) / n.
+        Self-play in a zero-sum game circles its equilibrium; the average of the iterates sits
+        near the centre of the circle, which is why fictitious play and CFR report it. It is an
+        average of the LoRA's weights (A and B apart), measured for what it plays, not assumed to
+        be the average policy."""
+        self.averaged_iterates += 1
+        if self.average is None:
+            self.average = {k: p.detach().clone() for k, p in self.params.items()}
+            return
+        for key, p in self.params.items():
+            self.average[key].add_(p.detach() - self.average[key], alpha=1.0 / self.averaged_iterates)
+
+    def load_average(self, folder: Path, iterates: int) -> None:
+        """Restore the average saved by `save_adapter(folder, self.average)` (resume)."""
+        from safetensors.torch import load_file
+
+        state = load_file(str(folder / ADAPTER_WEIGHTS), device=str(self.device))
+        if set(state) != set(self.params):
+            raise RuntimeError(f"{folder}: the average does not match the configured LoRA")
+        self.average = {k: v.to(self.params[k].dtype) for k, v in state.items()}
+        self.averaged_iterates = iterates
 
     # ---- reference adapter (KL to a lagged copy) -------------------------------------------------
 
@@ -263,7 +298,7 @@ class Learner:
         row_of: list[int] = []
         for index, sample in enumerate(samples):
             adapter = adapter_names[index] if adapter_names is not None else None
-            row_of.append(rows.setdefault((_question_key(sample), adapter), len(rows)))
+            row_of.append(rows.setdefault((decision_state(sample), adapter), len(rows)))
         firsts = sorted({row: index for index, row in reversed(list(enumerate(row_of)))}.items())
         questions = [samples[index] for _, index in firsts]
         names = [adapter_names[index] for _, index in firsts] if adapter_names is not None else None
@@ -481,8 +516,10 @@ class Learner:
         }
 
 
-def _question_key(sample: Sample) -> bytes:
-    """What a choice's scores depend on, the weights aside: the prompt and the legal moves."""
+def decision_state(sample: Sample) -> bytes:
+    """What the policy's choice depends on, the weights aside: the prompt (and, in choice mode, the
+    legal moves). Samples with the same state are the same question (`_choice_logps` runs it
+    once; `algorithm.state_baseline` centres their advantages)."""
     return ids_digest(sample.prompt_ids, sample.option_ids or [])
 
 

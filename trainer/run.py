@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from arena.redaction import redact, redact_data
-from trainer.advantages import RoleBaselines, attempt_credit, compute_advantages
-from trainer.checkpoints import list_checkpoints, load_state, restore_rng, rng_state, save_checkpoint, step_dir
-from trainer.config import AlgorithmSettings, TrainConfig
-from trainer.learner import Learner, Sample, write_initial_adapter
+from trainer.advantages import RoleBaselines, attempt_credit, compute_advantages, state_baseline
+from trainer.checkpoints import AVERAGE_DIR, list_checkpoints, load_state, restore_rng, rng_state, save_checkpoint, step_dir
+from trainer.config import TrainConfig
+from trainer.schedule import scheduled_learning_rate
+from trainer.learner import Learner, Sample, decision_state, write_initial_adapter
 from trainer.metrics import MetricsLogger, read_metrics, truncate_after
 from trainer.rewards import Episode, RewardModel, is_format_failure, outcome_reward
 from trainer.rollouts import (
@@ -42,17 +43,6 @@ from trainer.rollouts import (
     training_policy,
     turn_sample,
 )
-
-
-def scheduled_learning_rate(algorithm: AlgorithmSettings, step: int, steps: int) -> float:
-    """The learning rate of `step` (1-based) of a `steps`-step run: constant, or cosine from the
-    configured rate down to lr_final_fraction of it at the last step. A function of the step
-    alone, so a resumed run continues the schedule where it stopped."""
-    if algorithm.lr_schedule == "constant" or steps <= 1:
-        return algorithm.learning_rate
-    progress = min(max(step - 1, 0) / (steps - 1), 1.0)
-    final = algorithm.lr_final_fraction
-    return algorithm.learning_rate * (final + (1.0 - final) * 0.5 * (1.0 + math.cos(math.pi * progress)))
 
 
 class TrainError(ValueError):
@@ -200,6 +190,8 @@ class Trainer:
         self.baselines = RoleBaselines.from_state(state["baselines"])
         self.pool.load_state(state["pool"])
         self.step = int(state["step"])
+        if "averaged_iterates" in state:
+            self.learner.load_average(folder / AVERAGE_DIR, int(state["averaged_iterates"]))
         if self.learner.ref_name is not None:
             self.learner.refresh_reference(None)
         truncate_after(self.run_dir / self.config.logging.metrics_file, self.step)
@@ -259,6 +251,9 @@ class Trainer:
         self.learner.set_learning_rate(learning_rate)
         metrics["train/learning_rate"] = learning_rate
         metrics.update(self._update(samples))
+        if self.averages(step):
+            self.learner.accumulate_average()
+            metrics["train/averaged_iterates"] = self.learner.averaged_iterates
         self._refresh_reference(step)
         metrics["rollout/engine"] = self.learner_policy.engine_kind
         if self.sampler_sync is not None and "train/skipped" not in metrics:
@@ -329,6 +324,10 @@ class Trainer:
                 dropped += 1
                 continue
             samples.append(turn_sample(turn.meta, float(advantage) + credit, learner_engine=learner_engine, top_p=self.config.rollout.top_p))
+        if self.config.algorithm.state_baseline:
+            centred = state_baseline([s.advantage for s in samples], [decision_state(s) for s in samples])
+            for sample, advantage in zip(samples, centred):
+                sample.advantage = advantage
         return samples, dropped
 
     def _update(self, samples: list[Sample]) -> dict[str, Any]:
@@ -346,6 +345,11 @@ class Trainer:
             finally:
                 sampler.wake_up()
         return {"train/skipped": 1}  # every advantage is 0 (e.g. all games of each group tied)
+
+    def averages(self, step: int) -> bool:
+        """Whether `step`'s weights enter the average of iterates (`algorithm.average_from`)."""
+        start = self.config.algorithm.average_from
+        return start is not None and step >= max(1, math.ceil(start * self.config.steps))
 
     def _refresh_reference(self, step: int) -> None:
         algorithm = self.config.algorithm
@@ -426,6 +430,10 @@ class Trainer:
 
         with Store(self.config.checkpoint.db) as store:
             store.upsert_policy(self.policy_name(step), self.spec_of(folder), self.checkpoint_meta(step), replace=True)
+            if (folder / AVERAGE_DIR).is_dir():  # the average of the iterates plays as a policy of its own
+                # not a step of the run's curve (web/runs.py reads `run` and `step`): named apart
+                store.upsert_policy(f"{self.policy_name(step)}/average", self.spec_of(folder / AVERAGE_DIR),
+                                    {"average_of_run": self.config.name, "step": step, "base": self.config.base}, replace=True)
 
     def checkpoint_meta(self, step: int) -> dict[str, Any]:
         """How the web finds a run's checkpoints (web/runs.py)."""

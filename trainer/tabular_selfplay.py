@@ -24,6 +24,9 @@ from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from evaluation.exploitability import GameTree, InfoKey, Node, Strategy, evaluate
+from trainer.advantages import state_baseline
+from trainer.config import AlgorithmSettings
+from trainer.schedule import scheduled_learning_rate
 
 PROBABILITY_FLOOR = 1e-9  # a start probability of 0 becomes this, so its logit is finite
 GROUP_STD_EPS = 1e-4  # as trainer.advantages
@@ -38,6 +41,8 @@ class SelfPlaySettings:
     kl_coef: float = 0.0
     entropy_coef: float = 0.0
     seed: int = 0
+    state_baseline: bool = False  # trainer.advantages.state_baseline, as `algorithm.state_baseline`
+    lr_final_fraction: float | None = None  # a cosine schedule to this fraction, as `algorithm.lr_schedule: cosine`
 
 
 @dataclass
@@ -114,7 +119,10 @@ def tabular_selfplay(tree: GameTree, start: Strategy, settings: SelfPlaySettings
         return {k: dict(zip(moves[k], softmax(logits(k)))) for k in keys}
 
     curve = [evaluate(tree, strategy()).exploitability]
-    for _ in range(settings.steps):
+    for step in range(1, settings.steps + 1):
+        if settings.lr_final_fraction is not None:
+            adam.lr = scheduled_learning_rate(AlgorithmSettings(learning_rate=settings.learning_rate, lr_schedule="cosine",
+                                                                lr_final_fraction=settings.lr_final_fraction), step, settings.steps)
         grads = [0.0] * len(params)
         decisions = 0
         batch: list[tuple[list[tuple[InfoKey, int]], float]] = []
@@ -125,12 +133,15 @@ def tabular_selfplay(tree: GameTree, start: Strategy, settings: SelfPlaySettings
                 advantages = _group_advantages([utilities[seat] for _, utilities in hands])
                 for (path, _), advantage in zip(hands, advantages):
                     batch.append(([(k, a) for k, a in path if k[0] == seat], advantage))
-        for path, advantage in batch:
-            for k, a in path:
-                g = decision_loss_gradient(logits(k), a, advantage, ref[k][a], settings.kl_coef, settings.entropy_coef)
-                for j, gj in enumerate(g):
-                    grads[offset[k] + j] += gj
-                decisions += 1
+        decisions_of_batch = [(k, a, advantage) for path, advantage in batch for k, a in path]
+        advantages = [advantage for _, _, advantage in decisions_of_batch]
+        if settings.state_baseline:
+            advantages = state_baseline(advantages, [k for k, _, _ in decisions_of_batch])
+        for (k, a, _), advantage in zip(decisions_of_batch, advantages):
+            g = decision_loss_gradient(logits(k), a, advantage, ref[k][a], settings.kl_coef, settings.entropy_coef)
+            for j, gj in enumerate(g):
+                grads[offset[k] + j] += gj
+            decisions += 1
         if decisions:
             adam.step(params, [g / decisions for g in grads])  # the loss is a mean over decisions
         curve.append(evaluate(tree, strategy()).exploitability)

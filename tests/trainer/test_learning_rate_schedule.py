@@ -8,7 +8,7 @@ import math
 import pytest
 
 from trainer.config import AlgorithmSettings
-from trainer.run import scheduled_learning_rate
+from trainer.schedule import scheduled_learning_rate
 
 
 def test_constant_is_the_configured_rate_at_every_step():
