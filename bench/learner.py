@@ -110,7 +110,8 @@ def timed_update(learner: Learner, samples: list[Sample], reuse: bool) -> float:
 
 
 def measure(game: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
-    options = defaults(game, name=f"bench-learner-{game}", runs=runs, seed=args.seed, groups=args.groups, group_size=args.group_size)
+    sizes = {"groups": args.groups} if args.groups else {}
+    options = defaults(game, name=f"bench-learner-{game}", runs=runs, seed=args.seed, group_size=args.group_size, **sizes)
     trainer = Trainer(parse_config(build_config(options), "bench"))
     trainer.setup()
     started = time.perf_counter()
@@ -147,7 +148,7 @@ def measure(game: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", choices=["kuhn_poker", "tictactoe", "both"], default="both")
-    parser.add_argument("--groups", type=int, default=64, help="deals per step, as bench.strategy")
+    parser.add_argument("--groups", type=int, default=None, help="deals per step (default: bench.strategy's for the game)")
     parser.add_argument("--group-size", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3, help="timed updates of each kind (median)")
     parser.add_argument("--seed", type=int, default=0)

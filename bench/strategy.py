@@ -69,6 +69,10 @@ STEPS = {"kuhn_poker": 60, "leduc_holdem": 20, "tictactoe": 20}
 # Leduc's 288 about a minute.
 CURVE_EVERY = {"kuhn_poker": 1, "leduc_holdem": 5, "tictactoe": 0}
 EVAL_GAMES = {"kuhn_poker": 400, "leduc_holdem": 400, "tictactoe": 400}
+# Deals (GRPO groups of 4) per step. Rollouts cost little (choice scores are remembered per step);
+# the learner's work grows with the distinct decision states a step visits, not with the hands:
+# Kuhn has 12, so 1,024 hands cost what 64 did; Leduc's 288 and Tic-Tac-Toe's positions do not.
+GROUPS = {"kuhn_poker": 256, "leduc_holdem": 64, "tictactoe": 16}
 STEP_GROWTH = 1.5  # with --minutes: a step starts only if 1.5x the longest of the last three still fits
 
 
@@ -127,7 +131,7 @@ def defaults(game: str, **overrides: object) -> argparse.Namespace:
     """This bench's settings for `game` as a namespace (bench/learner.py trains one step with them)."""
     values = {
         "game": game, "name": f"bench-strategy-{game}", "runs": ROOT / "runs", "seed": 0, "steps": STEPS[game],
-        "train_temperature": TRAIN_TEMPERATURE[game], "groups": 64, "group_size": 4, "micro_batch": 64,
+        "train_temperature": TRAIN_TEMPERATURE[game], "groups": GROUPS[game], "group_size": 4, "micro_batch": 64,
         "learning_rate": 1e-3, "lr_schedule": "cosine", "lr_final_fraction": 0.1, "kl_coef": 0.1, "entropy_coef": 0.02,
         "average_from": 0.5,
     }
@@ -382,7 +386,7 @@ def main() -> None:
                              "the policy self-play optimises and its checkpoints play at")
     parser.add_argument("--train-temperature", type=float, default=None,
                         help="choice temperature of self-play's draws (default: 5 in poker, where the base all but never deviates at 1; 1 in Tic-Tac-Toe)")
-    parser.add_argument("--groups", type=int, default=64, help="deals per step (GRPO groups): 64 x 4 = 256 hands")
+    parser.add_argument("--groups", type=int, default=None, help="deals per step (GRPO groups of --group-size); default: Kuhn 256, Leduc 64, Tic-Tac-Toe 16")
     parser.add_argument("--group-size", type=int, default=4, help="hands per deal; both seats are trained")
     parser.add_argument("--micro-batch", type=int, default=64, help="decisions per learner forward")
     parser.add_argument("--learning-rate", type=float, default=1e-3, help="at 3e-3 the card-blind part swings (bench/experiments/card_separation.py)")
@@ -403,6 +407,7 @@ def main() -> None:
     args = parser.parse_args(argv)
     game = args.game
     args.steps = args.steps or STEPS[game]
+    args.groups = args.groups or GROUPS[game]
     args.eval_games = args.eval_games or EVAL_GAMES[game]
     args.name = args.name or f"bench-strategy-{game}"
     args.train_temperature = args.train_temperature or TRAIN_TEMPERATURE[game]
