@@ -7,7 +7,7 @@ For each game: one step of self-play rollouts in choice mode (bench.strategy's c
 the shipped SmolLM2 + a fresh LoRA, hf engine), then, on those very samples, median of --repeats:
 - `learner`: `Learner.update` as `arena train` runs it (behaviour log-probs taken from the
   sampler where it was the learner's engine, one check micro-batch, the base model's pass for the
-  KL term, `epochs` passes of clipped steps, AdamW);
+  KL term with its memo emptied, as at a run's first step, `epochs` passes of clipped steps, AdamW);
 - `recompute`: the same update with `reuse_sampler_logps: false` (every turn run again for its
   behaviour log-probs, as before issue 29);
 - `bare`: plain torch on the same micro-batches: one row per sample holding exactly the tokens
@@ -66,6 +66,25 @@ def bare_rows(sample: Sample) -> list[tuple[list[int], int]]:
     return [(sample.prompt_ids + tail, len(tail))]
 
 
+def bare_logp_sum(model: Any, pad: int, rows: list[tuple[list[int], int]]) -> torch.Tensor:
+    """The summed log-probs of each row's last n tokens given the rest, in one left-padded plain
+    causal forward: no cache, no prefix sharing, no choice softmax."""
+    width = max(len(ids) for ids, _ in rows)
+    ids = torch.full((len(rows), width), pad, dtype=torch.long)
+    attention = torch.zeros_like(ids)
+    scored = torch.zeros((len(rows), width), dtype=torch.bool)
+    for r, (row, n) in enumerate(rows):
+        ids[r, width - len(row):] = torch.tensor(row)
+        attention[r, width - len(row):] = 1
+        scored[r, width - n:] = True
+    # logits of the positions that score a token only (rows end with their reply): the full
+    # [rows, width, vocab] tensor would be GBs, which no trainer computes
+    keep = max(n for _, n in rows) + 1
+    logits = model(input_ids=ids, attention_mask=attention, logits_to_keep=keep).logits[:, :-1].float()
+    logps = logits.log_softmax(-1).gather(2, ids[:, -keep + 1:].unsqueeze(2)).squeeze(2)
+    return (logps * scored[:, -keep + 1:]).sum()
+
+
 def bare_seconds(learner: Learner, chunks: list[list[Sample]], epochs: int) -> float:
     """Forward and backward of the summed reply log-probs over left-padded rows, plain torch."""
     model, pad = learner.model, learner.engine.tokenizer.pad_token_id
@@ -73,21 +92,7 @@ def bare_seconds(learner: Learner, chunks: list[list[Sample]], epochs: int) -> f
     started = time.perf_counter()
     for _ in range(epochs):
         for chunk in chunks:
-            rows = [row for sample in chunk for row in bare_rows(sample)]
-            width = max(len(ids) for ids, _ in rows)
-            ids = torch.full((len(rows), width), pad, dtype=torch.long)
-            attention = torch.zeros_like(ids)
-            scored = torch.zeros((len(rows), width), dtype=torch.bool)
-            for r, (row, n) in enumerate(rows):
-                ids[r, width - len(row):] = torch.tensor(row)
-                attention[r, width - len(row):] = 1
-                scored[r, width - n:] = True
-            # logits of the positions that score a token only (rows end with their reply): the full
-            # [rows, width, vocab] tensor would be GBs, which no trainer computes
-            keep = max(n for _, n in rows) + 1
-            logits = model(input_ids=ids, attention_mask=attention, logits_to_keep=keep).logits[:, :-1].float()
-            logps = logits.log_softmax(-1).gather(2, ids[:, -keep + 1:].unsqueeze(2)).squeeze(2)
-            (logps * scored[:, -keep + 1:]).sum().backward()
+            bare_logp_sum(model, pad, [row for sample in chunk for row in bare_rows(sample)]).backward()
     seconds = time.perf_counter() - started
     learner.optimizer.zero_grad(set_to_none=True)
     model.eval()
@@ -99,6 +104,10 @@ def timed_update(learner: Learner, samples: list[Sample], reuse: bool) -> float:
     state = {k: v.detach().clone() for k, v in learner.params.items()}
     optimizer = copy.deepcopy(learner.optimizer.state_dict())
     learner.settings = learner.settings.model_copy(update={"reuse_sampler_logps": reuse})
+    # every update pays for the base model's pass as a run's first step does: a remembered base
+    # log-prob (Learner.base_logps) would make the repeats after the first cheaper than a step
+    # that meets new decisions, and flatter the learner
+    learner.base_logps = type(learner.base_logps)(learner.base_logps.entries)
     started = time.perf_counter()
     learner.update(copy.deepcopy(samples), random.Random(0))
     seconds = time.perf_counter() - started

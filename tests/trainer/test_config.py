@@ -61,6 +61,17 @@ def test_example_configs_load():
     assert kuhn.algorithm.merge_duplicates and not load_config("examples/train-tictactoe-cpu.yaml").algorithm.merge_duplicates
 
 
+def test_the_kuhn_example_is_the_strategy_benchs_configuration():
+    """The example says it is what bench.strategy runs for Kuhn; the figures quoted for one hold for the other."""
+    from bench.strategy import build_config, defaults
+
+    example = load_config("examples/train-kuhn-choice-cpu.yaml")
+    bench = parse_config(build_config(defaults("kuhn_poker")), "bench")
+    assert example.steps == bench.steps and example.games == bench.games and example.opponents == bench.opponents
+    assert example.rollout == bench.rollout and example.rewards == bench.rewards and example.lora == bench.lora
+    assert example.algorithm == bench.algorithm
+
+
 def test_state_observations_reach_the_learner_and_its_checkpoints(tmp_path):
     from pathlib import Path
 

@@ -1,0 +1,59 @@
+"""bench.learner's bare reference costs what the learner computes: the same tokens, the same
+log-probs. A reference that scored fewer tokens, or other ones, would flatter `learner_over_bare`."""
+
+import pytest
+import torch
+
+from bench.learner import bare_logp_sum, bare_rows, scored_tokens
+from trainer.config import AlgorithmSettings, LoraSettings
+from trainer.learner import Learner, Sample, write_initial_adapter
+
+pytestmark = pytest.mark.slow
+
+
+def _prompt(tokenizer, text: str) -> list[int]:
+    chat = [{"role": "system", "content": "You play Tic-Tac-Toe."}, {"role": "user", "content": text}]
+    return list(tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=True, return_dict=True)["input_ids"])
+
+
+def test_a_choice_samples_bare_row_holds_the_prompt_and_every_legal_move():
+    options = [[11, 2], [12, 2], [13, 14, 2]]
+    sample = Sample([1, 5, 6, 7], [12, 2], advantage=1.0, option_ids=options, chosen=1)
+    [(row, scored)] = bare_rows(sample)
+    assert row == [1, 5, 6, 7, 11, 2, 12, 2, 13, 14, 2] and scored == 7
+    assert scored_tokens(sample) == len(row)
+
+
+def test_the_bare_forward_scores_a_reply_as_the_learner_does(tmp_path):
+    """Text replies at temperature 1: the bare sum of reply log-probs equals the learner's (prefix
+    sharing and all), and so does its gradient. float32 over a 49k vocabulary and ~10^2 tokens:
+    the two paths sum in another order, so 1e-4 of the value's scale."""
+    from arena.llm.engines import open_engine
+
+    write_initial_adapter("local", LoraSettings(r=4, alpha=8, target_modules=["q_proj", "v_proj"]), tmp_path / "adapter", seed=3)
+    engine = open_engine("local", "hf")
+    learner = Learner(engine, tmp_path / "adapter", AlgorithmSettings(), temperature=1.0, max_new_tokens=8)
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for p in learner.params.values():
+            p.copy_(torch.randn_like(p) * 0.02)
+    tokenizer = engine.tokenizer
+    samples = [Sample(_prompt(tokenizer, board), tokenizer(reply)["input_ids"] + [tokenizer.eos_token_id], advantage=1.0)
+               for board, reply in [("X at 4. Your move?", " [0]"), ("Empty board. Your move?", " I take [2]")]]
+
+    learner.optimizer.zero_grad(set_to_none=True)
+    logps, mask, _ = learner._forward_logps(samples)
+    ours = (logps * mask).sum()
+    ours.backward()
+    our_grads = {k: p.grad.detach().clone() for k, p in learner.params.items()}
+
+    learner.optimizer.zero_grad(set_to_none=True)
+    bare = bare_logp_sum(learner.model, tokenizer.pad_token_id, [row for s in samples for row in bare_rows(s)])
+    bare.backward()
+    bare, ours = float(bare.detach()), float(ours.detach())
+    assert bare == pytest.approx(ours, abs=1e-4 * max(1.0, abs(ours)))
+    for key, grad in our_grads.items():
+        scale = float(grad.abs().max())
+        torch.testing.assert_close(learner.params[key].grad, grad, atol=1e-4 * scale, rtol=2e-3)
+    assert any(float(g.abs().sum()) > 0 for g in our_grads.values())
+    learner.optimizer.zero_grad(set_to_none=True)
