@@ -73,6 +73,12 @@ EVAL_GAMES = {"kuhn_poker": 400, "leduc_holdem": 400, "tictactoe": 400}
 # the learner's work grows with the distinct decision states a step visits, not with the hands:
 # Kuhn has 12, so 1,024 hands cost what 64 did; Leduc's 288 and Tic-Tac-Toe's positions do not.
 GROUPS = {"kuhn_poker": 256, "leduc_holdem": 64, "tictactoe": 16}
+# Centre each decision's advantage on the other visits to its state (trainer.advantages.state_baseline).
+# Tic-Tac-Toe: a cell merely present in won games was raised in every position, and one LoRA shared
+# by all positions learned "cell 0 everywhere" (docs/experiments/tictactoe-choice-selfplay.md);
+# the baseline leaves each visited position only how much better this cell did than the others
+# played there. Poker's GRPO groups already share the deal.
+STATE_BASELINE = {"kuhn_poker": False, "leduc_holdem": False, "tictactoe": True}
 STEP_GROWTH = 1.5  # with --minutes: a step starts only if 1.5x the longest of the last three still fits
 
 
@@ -118,6 +124,7 @@ def build_config(args: argparse.Namespace) -> dict:
             # a Kuhn step's turns are a few dozen distinct (information set, move) pairs: trained
             # as weighted samples, 256 hands cost the learner about what 16 did (exact; see the learner)
             "merge_duplicates": True,
+            "state_baseline": args.state_baseline,
             # the policy this bench reports: the average of the second half's iterates (the last
             # iterate circles the equilibrium, 0.06-0.19 exploitability in one Kuhn run at 1024 hands)
             "average_from": args.average_from,
@@ -133,7 +140,7 @@ def defaults(game: str, **overrides: object) -> argparse.Namespace:
         "game": game, "name": f"bench-strategy-{game}", "runs": ROOT / "runs", "seed": 0, "steps": STEPS[game],
         "train_temperature": TRAIN_TEMPERATURE[game], "groups": GROUPS[game], "group_size": 4, "micro_batch": 64,
         "learning_rate": 1e-3, "lr_schedule": "cosine", "lr_final_fraction": 0.1, "kl_coef": 0.1, "entropy_coef": 0.02,
-        "average_from": 0.5,
+        "average_from": 0.5, "state_baseline": STATE_BASELINE[game],
     }
     values.update(overrides)
     return argparse.Namespace(**values)
@@ -396,6 +403,8 @@ def main() -> None:
     parser.add_argument("--entropy-coef", type=float, default=0.02, help="bonus on the entropy of each draw among the legal moves (0: none)")
     parser.add_argument("--average-from", type=float, default=0.5,
                         help="the policy reported is the average of the iterates from this fraction of the run on (0: the last iterate)")
+    parser.add_argument("--state-baseline", action=argparse.BooleanOptionalAction, default=None,
+                        help="centre each decision's advantage on the other visits to its state (default: on in Tic-Tac-Toe)")
     parser.add_argument("--curve-every", type=int, default=None, help="poker: exact exploitability every N steps (0: only at the end)")
     parser.add_argument("--in-flight", type=int, default=32, help="evaluation games at once")
     parser.add_argument("--seed", type=int, default=0)
@@ -414,6 +423,7 @@ def main() -> None:
     args.temperature = args.temperature if args.temperature is not None else args.train_temperature
     args.curve_every = CURVE_EVERY[game] if args.curve_every is None else args.curve_every
     args.average_from = args.average_from or None
+    args.state_baseline = STATE_BASELINE[game] if args.state_baseline is None else args.state_baseline
     args.plot = None if args.plot == "none" or game not in POKER else Path(args.plot or ROOT / "docs" / "img" / f"strategy-{SHORT_NAME[game]}.png")
     if args.eval_games < 2 or args.steps < 1 or args.seeds < 1 or (args.minutes is not None and args.minutes <= 0):
         parser.error("--eval-games must be at least 2, --steps and --seeds at least 1, --minutes positive")
@@ -426,7 +436,7 @@ def main() -> None:
         if game == "leduc_holdem":
             figures["leduc_exploitability_ratio"] = figures["exploitability_ratio"]
     figures.update(train_temperature=args.train_temperature, eval_temperature=args.temperature, learning_rate=args.learning_rate,
-                   lr_schedule=args.lr_schedule, average_from=args.average_from, kl_coef=args.kl_coef, entropy_coef=args.entropy_coef,
+                   lr_schedule=args.lr_schedule, average_from=args.average_from, state_baseline=args.state_baseline, kl_coef=args.kl_coef, entropy_coef=args.entropy_coef,
                    episodes_per_step=args.groups * args.group_size, steps_budget=args.steps)
     if args.json_out is not None:
         args.json_out.write_text(json.dumps(figures), encoding="utf-8")
