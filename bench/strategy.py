@@ -79,6 +79,10 @@ GROUPS = {"kuhn_poker": 256, "leduc_holdem": 64, "tictactoe": 16}
 # the baseline leaves each visited position only how much better this cell did than the others
 # played there. Poker's GRPO groups already share the deal.
 STATE_BASELINE = {"kuhn_poker": False, "leduc_holdem": False, "tictactoe": True}
+# Decisions per learner forward. A choice row is the prompt and every legal move, and its attention
+# is materialised (the 4D mask): 64 Tic-Tac-Toe rows of ~300 tokens kept 18 GB for the backward and
+# were killed for memory on a 24 GB machine; Kuhn's 64 rows are a dozen distinct questions.
+MICRO_BATCH = {"kuhn_poker": 64, "leduc_holdem": 32, "tictactoe": 16}
 STEP_GROWTH = 1.5  # with --minutes: a step starts only if 1.5x the longest of the last three still fits
 
 
@@ -138,7 +142,7 @@ def defaults(game: str, **overrides: object) -> argparse.Namespace:
     """This bench's settings for `game` as a namespace (bench/learner.py trains one step with them)."""
     values = {
         "game": game, "name": f"bench-strategy-{game}", "runs": ROOT / "runs", "seed": 0, "steps": STEPS[game],
-        "train_temperature": TRAIN_TEMPERATURE[game], "groups": GROUPS[game], "group_size": 4, "micro_batch": 64,
+        "train_temperature": TRAIN_TEMPERATURE[game], "groups": GROUPS[game], "group_size": 4, "micro_batch": MICRO_BATCH[game],
         "learning_rate": 1e-3, "lr_schedule": "cosine", "lr_final_fraction": 0.1, "kl_coef": 0.1, "entropy_coef": 0.02,
         "average_from": 0.5, "state_baseline": STATE_BASELINE[game],
     }
@@ -395,7 +399,7 @@ def main() -> None:
                         help="choice temperature of self-play's draws (default: 5 in poker, where the base all but never deviates at 1; 1 in Tic-Tac-Toe)")
     parser.add_argument("--groups", type=int, default=None, help="deals per step (GRPO groups of --group-size); default: Kuhn 256, Leduc 64, Tic-Tac-Toe 16")
     parser.add_argument("--group-size", type=int, default=4, help="hands per deal; both seats are trained")
-    parser.add_argument("--micro-batch", type=int, default=64, help="decisions per learner forward")
+    parser.add_argument("--micro-batch", type=int, default=None, help="decisions per learner forward (default: Kuhn 64, Leduc 32, Tic-Tac-Toe 16)")
     parser.add_argument("--learning-rate", type=float, default=1e-3, help="at 3e-3 the card-blind part swings (bench/experiments/card_separation.py)")
     parser.add_argument("--lr-schedule", choices=["constant", "cosine"], default="cosine")
     parser.add_argument("--lr-final-fraction", type=float, default=0.1, help="the cosine's last rate over the first")
@@ -417,6 +421,7 @@ def main() -> None:
     game = args.game
     args.steps = args.steps or STEPS[game]
     args.groups = args.groups or GROUPS[game]
+    args.micro_batch = args.micro_batch or MICRO_BATCH[game]
     args.eval_games = args.eval_games or EVAL_GAMES[game]
     args.name = args.name or f"bench-strategy-{game}"
     args.train_temperature = args.train_temperature or TRAIN_TEMPERATURE[game]
