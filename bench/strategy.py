@@ -72,7 +72,9 @@ EVAL_GAMES = {"kuhn_poker": 400, "leduc_holdem": 400, "tictactoe": 400}
 # Deals (GRPO groups of 4) per step. Rollouts cost little (choice scores are remembered per step);
 # the learner's work grows with the distinct decision states a step visits, not with the hands:
 # Kuhn has 12, so 1,024 hands cost what 64 did; Leduc's 288 and Tic-Tac-Toe's positions do not.
-GROUPS = {"kuhn_poker": 256, "leduc_holdem": 64, "tictactoe": 16}
+# Tic-Tac-Toe: 64 games per step took 634 s on a shared machine (2026-11-26), far past 45 minutes for
+# 20 steps; 16 took 170 s there (bench/experiments/step_times.py).
+GROUPS = {"kuhn_poker": 256, "leduc_holdem": 64, "tictactoe": 4}
 # Centre each decision's advantage on the other visits to its state (trainer.advantages.state_baseline).
 # Tic-Tac-Toe: a cell merely present in won games was raised in every position, and one LoRA shared
 # by all positions learned "cell 0 everywhere" (docs/experiments/tictactoe-choice-selfplay.md);
@@ -397,7 +399,7 @@ def main() -> None:
                              "the policy self-play optimises and its checkpoints play at")
     parser.add_argument("--train-temperature", type=float, default=None,
                         help="choice temperature of self-play's draws (default: 5 in poker, where the base all but never deviates at 1; 1 in Tic-Tac-Toe)")
-    parser.add_argument("--groups", type=int, default=None, help="deals per step (GRPO groups of --group-size); default: Kuhn 256, Leduc 64, Tic-Tac-Toe 16")
+    parser.add_argument("--groups", type=int, default=None, help="deals per step (GRPO groups of --group-size); default: Kuhn 256, Leduc 64, Tic-Tac-Toe 4")
     parser.add_argument("--group-size", type=int, default=4, help="hands per deal; both seats are trained")
     parser.add_argument("--micro-batch", type=int, default=None, help="decisions per learner forward (default: Kuhn 64, Leduc 32, Tic-Tac-Toe 16)")
     parser.add_argument("--learning-rate", type=float, default=1e-3, help="at 3e-3 the card-blind part swings (bench/experiments/card_separation.py)")
