@@ -1,10 +1,10 @@
 """The learner against the bare cost of the same tokens, in one run on one machine.
 
-    python -m bench.learner                         # Kuhn poker and Tic-Tac-Toe, the strategy bench's settings
+    python -m bench.learner                         # Kuhn poker (64 hands) and Tic-Tac-Toe (16 games), the strategy bench's settings
     python -m bench.learner --game tictactoe --repeats 5
 
-For each game: one step of self-play rollouts in choice mode (bench.strategy's configuration:
-the shipped SmolLM2 + a fresh LoRA, hf engine), then, on those very samples, median of --repeats:
+For each game: one step of self-play rollouts in choice mode (bench.strategy's configuration at
+GROUPS deals per step: the shipped SmolLM2 + a fresh LoRA, hf engine), then, on those very samples, median of --repeats:
 - `learner`: `Learner.update` as `arena train` runs it (behaviour log-probs taken from the
   sampler where it was the learner's engine, one check micro-batch, the base model's pass for the
   KL term with its memo emptied, as at a run's first step, `epochs` passes of clipped steps, AdamW);
@@ -40,6 +40,12 @@ from bench.strategy import build_config, defaults
 from trainer.config import parse_config
 from trainer.learner import Learner, Sample, micro_batches
 from trainer.run import Trainer
+
+
+# Deals per measured step: Kuhn 16 x 4 = 64 hands (at bench.strategy's 1,024 the run was killed
+# for memory on a 24 GB machine, 2026-11-26, not yet understood; 64 hands peaked near 18 GB),
+# Tic-Tac-Toe bench.strategy's 4 x 4 = 16 games.
+GROUPS = {"kuhn_poker": 16, "tictactoe": 4}
 
 
 def samples_of_one_step(trainer: Trainer) -> list[Sample]:
@@ -119,7 +125,7 @@ def timed_update(learner: Learner, samples: list[Sample], reuse: bool) -> float:
 
 
 def measure(game: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
-    sizes = {"groups": args.groups} if args.groups else {}
+    sizes = {"groups": args.groups or GROUPS[game]}
     options = defaults(game, name=f"bench-learner-{game}", runs=runs, seed=args.seed, group_size=args.group_size, **sizes)
     trainer = Trainer(parse_config(build_config(options), "bench"))
     trainer.setup()
@@ -157,7 +163,7 @@ def measure(game: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", choices=["kuhn_poker", "tictactoe", "both"], default="both")
-    parser.add_argument("--groups", type=int, default=None, help="deals per step (default: bench.strategy's for the game)")
+    parser.add_argument("--groups", type=int, default=None, help="deals per step (default: Kuhn 16, Tic-Tac-Toe 4)")
     parser.add_argument("--group-size", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3, help="timed updates of each kind (median)")
     parser.add_argument("--seed", type=int, default=0)
