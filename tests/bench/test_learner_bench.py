@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from bench.learner import bare_logp_sum, bare_rows, scored_tokens
-from trainer.config import AlgorithmSettings, LoraSettings
-from trainer.learner import Learner, Sample, write_initial_adapter
+from tests.trainer.lora_learner import learner_with_active_lora
+from trainer.learner import Sample
 
 pytestmark = pytest.mark.slow
 
@@ -28,15 +28,8 @@ def test_the_bare_forward_scores_a_reply_as_the_learner_does(tmp_path):
     """Text replies at temperature 1: the bare sum of reply log-probs equals the learner's (prefix
     sharing and all), and so does its gradient. float32 over a 49k vocabulary and ~10^2 tokens:
     the two paths sum in another order, so 1e-4 of the value's scale."""
-    from arena.llm.engines import open_engine
-
-    write_initial_adapter("local", LoraSettings(r=4, alpha=8, target_modules=["q_proj", "v_proj"]), tmp_path / "adapter", seed=3)
-    engine = open_engine("local", "hf")
-    learner = Learner(engine, tmp_path / "adapter", AlgorithmSettings(), temperature=1.0, max_new_tokens=8)
-    torch.manual_seed(0)
-    with torch.no_grad():
-        for p in learner.params.values():
-            p.copy_(torch.randn_like(p) * 0.02)
+    learner = learner_with_active_lora(tmp_path / "adapter")
+    engine = learner.engine
     tokenizer = engine.tokenizer
     samples = [Sample(_prompt(tokenizer, board), tokenizer(reply)["input_ids"] + [tokenizer.eos_token_id], advantage=1.0)
                for board, reply in [("X at 4. Your move?", " [0]"), ("Empty board. Your move?", " I take [2]")]]

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import trainer.learner as learner_module
+from tests.trainer.lora_learner import learner_with_active_lora
 from trainer.config import AlgorithmSettings, LoraSettings
 from trainer.learner import Learner, Sample, write_initial_adapter
 
@@ -31,15 +32,8 @@ def _logps_and_grads(learner: Learner, samples: list[Sample]) -> tuple[torch.Ten
 
 
 def test_shared_prefix_gives_the_same_logps_and_gradients(tmp_path, monkeypatch):
-    from arena.llm.engines import open_engine
-
-    write_initial_adapter("local", LoraSettings(r=4, alpha=8, target_modules=["q_proj", "v_proj"]), tmp_path / "adapter", seed=3)
-    engine = open_engine("local", "hf")
-    learner = Learner(engine, tmp_path / "adapter", AlgorithmSettings(), temperature=1.0, max_new_tokens=8)
-    torch.manual_seed(0)
-    with torch.no_grad():
-        for p in learner.params.values():
-            p.copy_(torch.randn_like(p) * 0.02)
+    learner = learner_with_active_lora(tmp_path / "adapter")
+    engine = learner.engine
     samples = _samples(engine.tokenizer)
     assert learner_module.shared_prefix_length([s.prompt_ids for s in samples]) >= learner_module.MIN_SHARED_PREFIX
 
