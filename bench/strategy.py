@@ -64,7 +64,9 @@ SHORT_NAME = {"kuhn_poker": "kuhn", "leduc_holdem": "leduc", "tictactoe": "ttt"}
 # from; at 5 it deviates about a quarter of the time. In Tic-Tac-Toe its draws are spread at 1.
 TRAIN_TEMPERATURE = {"kuhn_poker": 5.0, "leduc_holdem": 5.0, "tictactoe": 1.0}
 # Steps that fit in 45 minutes on 2 quiet cores with the defaults below (docs/benchmarks.md).
-STEPS = {"kuhn_poker": 60, "leduc_holdem": 20, "tictactoe": 20}
+# Leduc: a step is ~1,100 decisions, ~320 distinct after merging; it took 380-500 s beside another
+# bench (2026-11-26), so 20 steps were 2 hours: 8 is the estimate for 45 quiet minutes.
+STEPS = {"kuhn_poker": 60, "leduc_holdem": 8, "tictactoe": 20}
 # Exact exploitability of the live adapter every N steps: Kuhn's 12 information sets cost seconds,
 # Leduc's 288 about a minute.
 CURVE_EVERY = {"kuhn_poker": 1, "leduc_holdem": 5, "tictactoe": 0}
@@ -79,8 +81,10 @@ GROUPS = {"kuhn_poker": 256, "leduc_holdem": 64, "tictactoe": 4}
 # Tic-Tac-Toe: a cell merely present in won games was raised in every position, and one LoRA shared
 # by all positions learned "cell 0 everywhere" (docs/experiments/tictactoe-choice-selfplay.md);
 # the baseline leaves each visited position only how much better this cell did than the others
-# played there. Poker's GRPO groups already share the deal.
-STATE_BASELINE = {"kuhn_poker": False, "leduc_holdem": False, "tictactoe": True}
+# played there. Kuhn: a step visits each of its 12 information sets hundreds of times; with the
+# baseline three seeds ended at ratios 0.471 / 0.372 / 0.385 (without: 0.299 / 0.349 / 0.509,
+# docs/experiments/kuhn-selfplay.md). Leduc's GRPO groups share the deal; not measured there.
+STATE_BASELINE = {"kuhn_poker": True, "leduc_holdem": False, "tictactoe": True}
 # Decisions per learner forward. A choice row is the prompt and every legal move, and its attention
 # is materialised (the 4D mask): 64 Tic-Tac-Toe rows of ~300 tokens kept 18 GB for the backward and
 # were killed for memory on a 24 GB machine; Kuhn's 64 rows are a dozen distinct questions.
