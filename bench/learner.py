@@ -125,8 +125,8 @@ def timed_update(learner: Learner, samples: list[Sample], reuse: bool) -> float:
 
 
 def measure(game: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
-    sizes = {"groups": args.groups or GROUPS[game]}
-    options = defaults(game, name=f"bench-learner-{game}", runs=runs, seed=args.seed, group_size=args.group_size, **sizes)
+    options = defaults(game, name=f"bench-learner-{game}", runs=runs, seed=args.seed, group_size=args.group_size,
+                       groups=args.groups or GROUPS[game])
     trainer = Trainer(parse_config(build_config(options), "bench"))
     trainer.setup()
     started = time.perf_counter()
