@@ -253,5 +253,25 @@ def upgrade_to_head(engine: Engine) -> None:
     with _migration_lock(engine):
         if current_revision(engine) == head:  # another process did it while we waited
             return
-        with engine.begin() as connection:
+        with schema_transaction(engine) as connection:
             command.upgrade(_alembic_config(connection), "head")
+
+
+@contextmanager
+def schema_transaction(engine: Engine) -> Iterator[Connection]:
+    """A connection whose schema changes commit together or not at all.
+
+    Python's sqlite3 opens a transaction only before INSERT/UPDATE/DELETE, so each CREATE TABLE
+    of a migration commits on its own: a process killed half-way left tables without Alembic's
+    version row, and every later open failed on "table games already exists". An explicit BEGIN
+    makes SQLite's DDL transactional like PostgreSQL's; the commit (or rollback) goes through the
+    DB-API connection as usual."""
+    with engine.connect() as connection:
+        if engine.url.get_backend_name() == "sqlite":
+            connection.exec_driver_sql("BEGIN IMMEDIATE")  # IMMEDIATE: take the write lock now
+        try:
+            yield connection
+        except BaseException:
+            connection.rollback()
+            raise
+        connection.commit()

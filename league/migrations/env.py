@@ -10,7 +10,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import pool
 
-from league.db import Base, default_db_url, make_engine
+from league.db import Base, default_db_url, make_engine, schema_transaction
 
 config = context.config
 target_metadata = Base.metadata
@@ -36,7 +36,7 @@ def run_migrations_online() -> None:
     url = context.get_x_argument(as_dictionary=True).get("url") or default_db_url()
     engine = make_engine(url)
     engine.pool = pool.NullPool(engine.pool._creator)  # one-shot: keep no connections around
-    with engine.begin() as connection:
+    with schema_transaction(engine) as connection:
         _configure_and_run(connection)
 
 

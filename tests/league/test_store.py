@@ -206,3 +206,38 @@ def test_migrations_match_the_models_and_open_is_idempotent(store):
     again = Store(store.url)  # already at head: opens without migrating
     assert current_revision(again.engine) == head_revision()
     again.close()
+
+
+_KILL_MID_MIGRATION = """
+import os, sys
+from sqlalchemy import event
+from league import db
+
+real = db.make_engine
+def make_engine(url):
+    engine = real(url)
+    @event.listens_for(engine, "before_cursor_execute")
+    def die(conn, cursor, statement, *args):
+        if statement.lstrip().startswith("CREATE TABLE matches"):  # games and leagues exist by now
+            os._exit(9)  # as SIGKILL: no rollback, no cleanup
+    return engine
+db.make_engine = make_engine
+from league.store import Store
+Store(sys.argv[1])
+"""
+
+
+def test_a_process_killed_while_creating_the_store_leaves_it_openable(tmp_path):
+    """Each SQLite CREATE TABLE used to commit on its own, so a kill half-way through the first
+    migration left tables without a version row and every later open failed ("table games
+    already exists"). The migration is one transaction now: the killed one leaves nothing."""
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{tmp_path / 'league.db'}"
+    killed = subprocess.run([sys.executable, "-c", _KILL_MID_MIGRATION, url], capture_output=True, text=True, timeout=120)
+    assert killed.returncode == 9, killed.stderr[-2000:]
+    reopened = Store(url)
+    assert current_revision(reopened.engine) == head_revision()
+    assert reopened.open_league("after-the-kill") is not None
+    reopened.close()
