@@ -86,6 +86,14 @@ GROUPS = {"kuhn_poker": 256, "leduc_holdem": 64, "tictactoe": 4}
 # docs/experiments/kuhn-selfplay.md). Leduc: a step visits its 288 information sets ~1,100 times;
 # without the baseline a run stood at 1.97 after 5 steps, worse than the base's 1.85 (2026-11-26).
 STATE_BASELINE = {"kuhn_poker": True, "leduc_holdem": True, "tictactoe": True}
+# Bonus on each draw's entropy. Tic-Tac-Toe: none. Its best play is pure, and at 0.02 the final
+# policy drew flatter than the base (entropy 1.15 -> 1.35) and slipped against minimax as often as
+# uniform play (docs/experiments/tictactoe-choice-selfplay.md); its warm-up guards the early collapse
+# that the bonus was there for.
+ENTROPY_COEF = {"kuhn_poker": 0.02, "leduc_holdem": 0.02, "tictactoe": 0.0}
+# Steps of linear learning-rate warm-up (algorithm.lr_warmup_steps). Tic-Tac-Toe: two full-size
+# steps at 1e-3 on 16 games collapsed its draw (entropy 1.25 -> 0.39 at step 3).
+LR_WARMUP_STEPS = {"kuhn_poker": 0, "leduc_holdem": 0, "tictactoe": 4}
 # Decisions per learner forward. A choice row is the prompt and every legal move, and its attention
 # is materialised (the 4D mask): 64 Tic-Tac-Toe rows of ~300 tokens kept 18 GB for the backward and
 # were killed for memory on a 24 GB machine; Kuhn's 64 rows are a dozen distinct questions.
@@ -125,6 +133,7 @@ def build_config(args: argparse.Namespace) -> dict:
             "learning_rate": args.learning_rate,
             "lr_schedule": args.lr_schedule,
             "lr_final_fraction": args.lr_final_fraction,
+            "lr_warmup_steps": args.lr_warmup_steps,
             # KL to the base model (the "magnet" of magnetic mirror descent): without it one step at
             # 3e-3 collapsed the policy to always check / always call, and nothing was drawn after
             "kl_coef": args.kl_coef,
@@ -150,8 +159,8 @@ def defaults(game: str, **overrides: object) -> argparse.Namespace:
     values = {
         "game": game, "name": f"bench-strategy-{game}", "runs": ROOT / "runs", "seed": 0, "steps": STEPS[game],
         "train_temperature": TRAIN_TEMPERATURE[game], "groups": GROUPS[game], "group_size": 4, "micro_batch": MICRO_BATCH[game],
-        "learning_rate": 1e-3, "lr_schedule": "cosine", "lr_final_fraction": 0.1, "kl_coef": 0.1, "entropy_coef": 0.02,
-        "average_from": 0.5, "state_baseline": STATE_BASELINE[game],
+        "learning_rate": 1e-3, "lr_schedule": "cosine", "lr_final_fraction": 0.1, "lr_warmup_steps": LR_WARMUP_STEPS[game],
+        "kl_coef": 0.1, "entropy_coef": ENTROPY_COEF[game], "average_from": 0.5, "state_baseline": STATE_BASELINE[game],
     }
     values.update(overrides)
     return argparse.Namespace(**values)
@@ -411,11 +420,13 @@ def main() -> None:
     parser.add_argument("--lr-schedule", choices=["constant", "cosine"], default="cosine")
     parser.add_argument("--lr-final-fraction", type=float, default=0.1, help="the cosine's last rate over the first")
     parser.add_argument("--kl-coef", type=float, default=0.1, help="KL penalty to the base model per decision (0: none)")
-    parser.add_argument("--entropy-coef", type=float, default=0.02, help="bonus on the entropy of each draw among the legal moves (0: none)")
+    parser.add_argument("--lr-warmup-steps", type=int, default=None, help="steps of linear learning-rate warm-up (default: 4 in Tic-Tac-Toe, else 0)")
+    parser.add_argument("--entropy-coef", type=float, default=None,
+                        help="bonus on the entropy of each draw among the legal moves (0: none; default 0.02 in poker, 0 in Tic-Tac-Toe)")
     parser.add_argument("--average-from", type=float, default=0.5,
                         help="the policy reported is the average of the iterates from this fraction of the run on (0: the last iterate)")
     parser.add_argument("--state-baseline", action=argparse.BooleanOptionalAction, default=None,
-                        help="centre each decision's advantage on the other visits to its state (default: on in Tic-Tac-Toe)")
+                        help="centre each decision's advantage on the other visits to its state (default: on)")
     parser.add_argument("--curve-every", type=int, default=None, help="poker: exact exploitability every N steps (0: only at the end)")
     parser.add_argument("--in-flight", type=int, default=32, help="evaluation games at once")
     parser.add_argument("--seed", type=int, default=0)
@@ -436,9 +447,11 @@ def main() -> None:
     args.curve_every = CURVE_EVERY[game] if args.curve_every is None else args.curve_every
     args.average_from = args.average_from or None
     args.state_baseline = STATE_BASELINE[game] if args.state_baseline is None else args.state_baseline
+    args.entropy_coef = ENTROPY_COEF[game] if args.entropy_coef is None else args.entropy_coef
+    args.lr_warmup_steps = LR_WARMUP_STEPS[game] if args.lr_warmup_steps is None else args.lr_warmup_steps
     args.plot = None if args.plot == "none" or game not in POKER else Path(args.plot or ROOT / "docs" / "img" / f"strategy-{SHORT_NAME[game]}.png")
-    if args.eval_games < 2 or args.steps < 1 or args.seeds < 1 or (args.minutes is not None and args.minutes <= 0):
-        parser.error("--eval-games must be at least 2, --steps and --seeds at least 1, --minutes positive")
+    if args.eval_games < 2 or args.steps < 1 or args.seeds < 1 or (args.minutes is not None and args.minutes <= 0) or args.lr_warmup_steps < 0:
+        parser.error("--eval-games must be at least 2, --steps and --seeds at least 1, --minutes positive, --lr-warmup-steps not negative")
     if args.seeds > 1:
         figures = run_seeds(args, argv)
     else:
@@ -448,7 +461,7 @@ def main() -> None:
         if game == "leduc_holdem":
             figures["leduc_exploitability_ratio"] = figures["exploitability_ratio"]
     figures.update(train_temperature=args.train_temperature, eval_temperature=args.temperature, learning_rate=args.learning_rate,
-                   lr_schedule=args.lr_schedule, average_from=args.average_from, state_baseline=args.state_baseline, kl_coef=args.kl_coef, entropy_coef=args.entropy_coef,
+                   lr_schedule=args.lr_schedule, lr_warmup_steps=args.lr_warmup_steps, average_from=args.average_from, state_baseline=args.state_baseline, kl_coef=args.kl_coef, entropy_coef=args.entropy_coef,
                    episodes_per_step=args.groups * args.group_size, steps_budget=args.steps)
     if args.json_out is not None:
         args.json_out.write_text(json.dumps(figures), encoding="utf-8")
