@@ -251,10 +251,21 @@ def upgrade_to_head(engine: Engine) -> None:
     from alembic import command
 
     with _migration_lock(engine):
-        if current_revision(engine) == head:  # another process did it while we waited
+        revision = current_revision(engine)
+        if revision == head:  # another process did it while we waited
             return
+        if revision is None and _has_league_tables(engine):
+            raise ValueError(
+                "the database has league tables but no schema version (alembic_version): an interrupted "
+                "creation by an older release; move it aside and open again")
         with schema_transaction(engine) as connection:
             command.upgrade(_alembic_config(connection), "head")
+
+
+def _has_league_tables(engine: Engine) -> bool:
+    from sqlalchemy import inspect
+
+    return bool(set(inspect(engine).get_table_names()) & set(Base.metadata.tables))
 
 
 @contextmanager

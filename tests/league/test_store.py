@@ -241,3 +241,21 @@ def test_a_process_killed_while_creating_the_store_leaves_it_openable(tmp_path):
     assert current_revision(reopened.engine) == head_revision()
     assert reopened.open_league("after-the-kill") is not None
     reopened.close()
+
+
+def test_a_store_left_half_created_by_an_older_release_is_one_line(tmp_path):
+    """Files broken before the migration was one transaction: tables, no version row."""
+    from sqlalchemy import create_engine
+
+    from league.cli.store_option import open_store
+    from arena.user_errors import UsageError
+
+    path = tmp_path / "half.db"
+    engine = create_engine(f"sqlite:///{path}")
+    with engine.begin() as connection:
+        connection.exec_driver_sql("CREATE TABLE games (id INTEGER PRIMARY KEY)")
+    engine.dispose()
+    with pytest.raises(UsageError) as error:
+        open_store(f"sqlite:///{path}")
+    message = str(error.value)
+    assert "no schema version" in message and "move it aside" in message and "\n" not in message
