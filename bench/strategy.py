@@ -86,13 +86,13 @@ GROUPS = {"kuhn_poker": 256, "leduc_holdem": 64, "tictactoe": 4}
 # docs/experiments/kuhn-selfplay.md). Leduc: a step visits its 288 information sets ~1,100 times;
 # without the baseline a run stood at 1.97 after 5 steps, worse than the base's 1.85 (2026-11-26).
 STATE_BASELINE = {"kuhn_poker": True, "leduc_holdem": True, "tictactoe": True}
-# Bonus on each draw's entropy. Tic-Tac-Toe: none. Its best play is pure, and at 0.02 the final
-# policy drew flatter than the base (entropy 1.15 -> 1.35) and slipped against minimax as often as
-# uniform play (docs/experiments/tictactoe-choice-selfplay.md); its warm-up guards the early collapse
-# that the bonus was there for.
+# Bonus on each draw's entropy. Tic-Tac-Toe: none, since its best play is pure; at 0.02 the final
+# policy drew flatter than the base (entropy 1.15 -> 1.35). Steps of linear learning-rate warm-up
+# (algorithm.lr_warmup_steps): Tic-Tac-Toe's draw collapsed after two full-size steps at 1e-3.
+# Measured together (2026-11-26, docs/experiments/tictactoe-choice-selfplay.md): the collapse came
+# at step 6 instead of 3 and was undone without the bonus; draw-or-win 0.115 against 0.100 before,
+# within the noise. Neither is the missing piece; both stay, as the run that is quoted.
 ENTROPY_COEF = {"kuhn_poker": 0.02, "leduc_holdem": 0.02, "tictactoe": 0.0}
-# Steps of linear learning-rate warm-up (algorithm.lr_warmup_steps). Tic-Tac-Toe: two full-size
-# steps at 1e-3 on 16 games collapsed its draw (entropy 1.25 -> 0.39 at step 3).
 LR_WARMUP_STEPS = {"kuhn_poker": 0, "leduc_holdem": 0, "tictactoe": 4}
 # Decisions per learner forward. A choice row is the prompt and every legal move, and its attention
 # is materialised (the 4D mask): 64 Tic-Tac-Toe rows of ~300 tokens kept 18 GB for the backward and

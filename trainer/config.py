@@ -186,9 +186,8 @@ class AlgorithmSettings(_Strict):
     # equilibrium with a constant step; a smaller step late lets the last iterate settle.
     lr_schedule: Literal["constant", "cosine"] = "constant"
     lr_final_fraction: float = Field(0.1, ge=0, le=1)
-    # A linear rise over the first steps (step k at k/(n+1) of the rate), then the schedule above.
-    # Adam's first updates are full-size in every direction whatever the signal: in Tic-Tac-Toe
-    # self-play two steps at 1e-3 collapsed the draw's entropy 1.25 -> 0.39 (docs/experiments).
+    # A linear rise over the first steps (step k at k/(n+1) of the rate), then the schedule above:
+    # Adam's first updates are full-size in every direction whatever the signal.
     lr_warmup_steps: int = Field(0, ge=0, le=100_000)
     weight_decay: float = Field(0.0, ge=0)
     max_grad_norm: float = Field(1.0, gt=0)
