@@ -84,7 +84,10 @@ GROUPS = {"kuhn_poker": 256, "leduc_holdem": 64, "tictactoe": 4}
 # played there. Kuhn: a step visits each of its 12 information sets hundreds of times; with the
 # baseline three seeds ended at ratios 0.471 / 0.372 / 0.385 (without: 0.299 / 0.349 / 0.509,
 # docs/experiments/kuhn-selfplay.md). Leduc: a step visits its 288 information sets ~1,100 times;
-# without the baseline a run stood at 1.97 after 5 steps, worse than the base's 1.85 (2026-11-26).
+# without the baseline a run stood at 1.97 after 5 of 10 steps, with it the 8-step run ended at
+# 2.24, both worse than the base's 1.85: in this budget neither learns to read the cards
+# (docs/experiments/leduc-selfplay.md); the two runs differ in their schedules, so they do not
+# rank the settings.
 STATE_BASELINE = {"kuhn_poker": True, "leduc_holdem": True, "tictactoe": True}
 # Bonus on each draw's entropy. Tic-Tac-Toe: none, since its best play is pure; at 0.02 the final
 # policy drew flatter than the base (entropy 1.15 -> 1.35). Steps of linear learning-rate warm-up
