@@ -276,13 +276,9 @@ def schema_transaction(engine: Engine) -> Iterator[Connection]:
     of a migration commits on its own: a process killed half-way left tables without Alembic's
     version row, and every later open failed on "table games already exists". An explicit BEGIN
     makes SQLite's DDL transactional like PostgreSQL's; the commit (or rollback) goes through the
-    DB-API connection as usual."""
+    DB-API connection as usual; on an error, closing the connection rolls it back."""
     with engine.connect() as connection:
         if engine.url.get_backend_name() == "sqlite":
             connection.exec_driver_sql("BEGIN IMMEDIATE")  # IMMEDIATE: take the write lock now
-        try:
-            yield connection
-        except BaseException:
-            connection.rollback()
-            raise
+        yield connection
         connection.commit()
