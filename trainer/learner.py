@@ -385,7 +385,7 @@ class Learner:
         self.model.eval()
         checked: set[bool] = set()  # kinds (choice or text) whose check micro-batch ran
         recomputed: list[Sample] = []
-        for chunk in micro_batches(samples, self.settings.micro_batch_size):
+        for chunk in micro_batches(samples, self.settings.micro_batch_size, self.settings.micro_batch_tokens):
             reusable = self.settings.reuse_sampler_logps and all(x.sampled_by_learner and x.sampler_logps is not None for x in chunk)
             if reusable and chunk[0].is_choice in checked:
                 for sample in chunk:
@@ -461,6 +461,7 @@ class Learner:
         out["train/optimizer_steps"] = steps
         out["train/samples"] = len(samples)  # after merging duplicates; train/turns before
         out["train/turns"] = turns
+        out["train/longest_row_tokens"] = max((row_tokens(x) for x in samples), default=0)  # what micro_batch_tokens bounds
         out["train/tokens_per_s"] = tokens_seen / elapsed if elapsed > 0 else 0.0
         out["train/seconds"] = elapsed
         if not need_ref:
@@ -476,7 +477,7 @@ class Learner:
         denominator = normaliser(mask_all, s.loss_norm, self.max_new_tokens, torch.tensor([x.weight for x in minibatch]))
         self.optimizer.zero_grad(set_to_none=True)
         agg = {"loss": 0.0, "clip_fraction": 0.0, "approx_kl": 0.0, "kl": 0.0, "entropy": 0.0, "tokens": 0.0}
-        for micro in micro_batches(minibatch, s.micro_batch_size):
+        for micro in micro_batches(minibatch, s.micro_batch_size, s.micro_batch_tokens):
             new_logps, mask, entropy = self._action_logps(micro, with_entropy=True)
             old = _stack([x.old_logps for x in micro], mask)
             ref = _stack([x.ref_logps for x in micro], mask) if need_ref else None
@@ -528,19 +529,41 @@ def _action_key(sample: Sample) -> bytes:
     return ids_digest(sample.prompt_ids, sample.completion_ids, sample.option_ids or [], sample.chosen, sample.choice_temperature)
 
 
-def micro_batches(samples: Sequence[Sample], size: int) -> list[list[Sample]]:
+def micro_batches(samples: Sequence[Sample], size: int, max_tokens: int | None = None) -> list[list[Sample]]:
     """Chunks of at most `size` samples for one forward each: choice and text samples apart (their
     log-probs are computed differently), and never across a prompt prefix they do not share (the
     seats' system prompts differ in their first line): a chunk that mixed two seats would run both
     seats' rules in full in every row instead of once. Only how the minibatch's loss is cut
-    changes, not its value (up to float rounding)."""
+    changes, not its value (up to float rounding).
+
+    `max_tokens` bounds a chunk's padded size, rows x its longest row (`row_tokens`): the
+    learner's memory grows with it, and one game's long prompts (a full negotiation state, a
+    TextArena board with its rules) must not take a micro-batch of 16 rows past the machine's
+    memory. A row longer than the bound runs alone."""
     chunks: list[list[Sample]] = []
     for kind in (True, False):
         subset = [x for x in samples if x.is_choice is kind]
         for group in prefix_groups([x.prompt_ids for x in subset]):
-            members = [subset[i] for i in group]
-            chunks.extend(members[start : start + size] for start in range(0, len(members), size))
+            chunk: list[Sample] = []
+            longest = 0
+            for x in (subset[i] for i in group):
+                widest = max(longest, row_tokens(x))
+                if chunk and (len(chunk) == size or (max_tokens is not None and (len(chunk) + 1) * widest > max_tokens)):
+                    chunks.append(chunk)
+                    chunk, widest = [], row_tokens(x)
+                chunk.append(x)
+                longest = widest
+            if chunk:
+                chunks.append(chunk)
     return chunks
+
+
+def row_tokens(sample: Sample) -> int:
+    """Positions one sample puts through the model: its prompt and reply, or, in choice mode, its
+    prompt and every legal move (each scored on the prompt's cache)."""
+    if sample.option_ids is not None:
+        return len(sample.prompt_ids) + sum(len(option) + 1 for option in sample.option_ids)
+    return len(sample.prompt_ids) + len(sample.completion_ids)
 
 
 def merge_duplicates(samples: Sequence[Sample]) -> list[Sample]:

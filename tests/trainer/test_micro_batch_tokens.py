@@ -1,0 +1,83 @@
+"""algorithm.micro_batch_tokens: a micro-batch holds at most that many padded tokens (rows x its
+longest row), so a game with long prompts cannot take the learner past the machine's memory, and
+the update is the same however the minibatch is cut."""
+
+import random
+
+import pytest
+import torch
+
+from trainer.config import AlgorithmSettings, LoraSettings, parse_config
+from trainer.learner import Learner, Sample, micro_batches, row_tokens, write_initial_adapter
+
+
+def _text(prefix: list[int], own: int, reply: int = 4) -> Sample:
+    return Sample(prefix + list(range(1000, 1000 + own)), list(range(2000, 2000 + reply)), 1.0)
+
+
+def test_a_chunk_holds_at_most_the_token_budget_and_every_sample_once():
+    seat = list(range(100, 140))  # one seat's 40-token system prompt
+    samples = [_text(seat, own) for own in (10, 300, 20, 15, 500, 12, 900, 30)]
+    chunks = micro_batches(samples, 16, max_tokens=1200)
+    assert sorted(id(x) for c in chunks for x in c) == sorted(id(x) for x in samples)
+    for chunk in chunks:
+        padded = len(chunk) * max(row_tokens(x) for x in chunk)
+        assert padded <= 1200 or len(chunk) == 1
+    assert max(len(c) for c in chunks) > 1  # short rows still share a micro-batch
+    # without a budget only the row count cuts: one chunk of all eight
+    assert [len(c) for c in micro_batches(samples, 16)] == [8]
+    # a row longer than the budget runs alone instead of being refused
+    alone = micro_batches([_text(seat, 2000), _text(seat, 5)], 16, max_tokens=1000)
+    assert sorted(len(c) for c in alone) == [1, 1]
+
+
+def test_a_choice_row_counts_its_prompt_and_every_legal_move():
+    sample = Sample([1] * 50, [5, 0], 0.0, option_ids=[[4, 0], [5, 0], [6, 7, 0]], chosen=1)
+    assert row_tokens(sample) == 50 + (2 + 1) + (2 + 1) + (3 + 1)
+    assert row_tokens(Sample([1] * 50, [5, 0], 0.0)) == 52
+
+
+def test_the_budget_is_a_setting_with_a_bound_by_default():
+    config = parse_config({"name": "x", "games": [{"id": "tictactoe"}]}, "test")
+    assert config.algorithm.micro_batch_tokens == 32_768
+    assert parse_config({"name": "x", "games": [{"id": "tictactoe"}], "algorithm": {"micro_batch_tokens": None}}, "test").algorithm.micro_batch_tokens is None
+    with pytest.raises(ValueError, match="micro_batch_tokens"):
+        parse_config({"name": "x", "games": [{"id": "tictactoe"}], "algorithm": {"micro_batch_tokens": 0}}, "test")
+
+
+@pytest.mark.slow
+def test_an_update_cut_by_tokens_equals_the_update_cut_by_rows(tmp_path):
+    from arena.llm.engines import open_engine
+
+    engine = open_engine("local", "hf")
+    rng = random.Random(0)
+    seat = [rng.randrange(1000, 40000) for _ in range(40)]
+
+    def turns() -> list[Sample]:
+        rows = random.Random(1)
+        return [Sample(seat + [rows.randrange(1000, 40000) for _ in range(own)], [rows.randrange(1000, 40000) for _ in range(4)],
+                       rows.choice([-1.0, 0.5, 1.5])) for own in (6, 90, 12, 150, 8, 40)]
+
+    updated = []
+    for budget in (None, 256):
+        folder = tmp_path / f"budget-{budget}"
+        write_initial_adapter("local", LoraSettings(r=4, alpha=8, target_modules=["q_proj", "v_proj"]), folder, seed=5)
+        settings = AlgorithmSettings(epochs=1, minibatch_size=8, micro_batch_size=8, micro_batch_tokens=budget,
+                                     learning_rate=1e-2, loss_norm="token", kl_coef=0.0)
+        learner = Learner(engine, folder, settings, temperature=1.0, max_new_tokens=4)
+        samples = turns()
+        assert (len(micro_batches(samples, 8, budget)) > 1) is (budget is not None)  # the budget really cuts
+        learner.update(samples, random.Random(0))
+        updated.append({k: (p.detach().clone(), p.grad.clone()) for k, p in learner.params.items()})
+    for key, (weights, grad) in updated[0].items():
+        # The same float32 products summed in another order (and rows padded to another width):
+        # each gradient element sums ~10^4 products, rounding ~sqrt(n) * eps32 of the largest
+        # terms, so elements are held to 1e-4 of the tensor's scale.
+        scale = float(grad.abs().max())
+        torch.testing.assert_close(updated[1][key][1], grad, atol=1e-4 * scale, rtol=1e-3)
+        # Adam's first step moves each weight by lr x sign(gradient) (m / sqrt(v) = g / |g|), so
+        # wherever the gradient stands clear of that rounding the weights agree to float32; where
+        # it is rounding, its sign (and the step) may go either way.
+        clear = grad.abs() > 1e-3 * scale
+        torch.testing.assert_close(updated[1][key][0][clear], weights[clear], atol=1e-6, rtol=0)
+    assert any(w.abs().sum() > 0 for k, (w, _) in updated[0].items() if "lora_B" in k)
