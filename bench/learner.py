@@ -139,7 +139,7 @@ def measure(game: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
         from trainer.learner import merge_duplicates
 
         merged = merge_duplicates(samples)
-    chunks = micro_batches(merged, settings.micro_batch_size)
+    chunks = micro_batches(merged, settings.micro_batch_size, learner.rows_fitting)  # the learner's own cut
     tokens = sum(scored_tokens(s) for s in merged) * settings.epochs
     times: dict[str, list[float]] = {"learner": [], "recompute": [], "bare": []}
     for _ in range(args.repeats):  # interleaved, so a busier moment hurts all three alike

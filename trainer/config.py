@@ -180,11 +180,11 @@ class AlgorithmSettings(_Strict):
     epochs: int = Field(2, ge=1, le=100)  # optimisation passes over each batch (PPO-style)
     minibatch_size: int = Field(16, ge=1)  # samples per optimizer step
     micro_batch_size: int = Field(4, ge=1)  # samples per forward/backward (gradient accumulation)
-    # At most this many padded tokens (rows x longest prompt + reply) in one micro-batch: memory
-    # grows with it (the shipped 135M model: ~0.15 MB a token in float32 on CPU, so 32,768 tokens
-    # peak near 6 GB), and a game with long prompts would otherwise fill it with micro_batch_size
-    # rows. None: rows only.
-    micro_batch_tokens: int | None = Field(32_768, ge=1)
+    # Fewer rows per micro-batch when they are wide: the update's estimated memory for one
+    # micro-batch stays under this many GB (trainer/micro_batch_memory.py: rows x width squared
+    # of attention, measured ~1.4 GB a 1,000-token row for the shipped model in float32). None:
+    # micro_batch_size rows whatever their width.
+    micro_batch_memory_gb: float | None = Field(6.0, gt=0)
     learning_rate: float = Field(5e-5, gt=0, le=1)
     # "cosine": the learning rate falls from learning_rate at step 1 to lr_final_fraction x it at the
     # run's last step (trainer.run.scheduled_learning_rate). Self-play in a zero-sum game circles its

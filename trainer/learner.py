@@ -35,7 +35,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 
@@ -43,6 +43,7 @@ from arena.llm.engines.choice_memo import BoundedMemo, ids_digest
 from arena.llm.engines.scoring import MIN_SHARED_PREFIX, option_token_logprobs, prefix_groups, shared_prefix_length
 from trainer.config import AlgorithmSettings, LoraSettings
 from trainer.loss import LossStats, normaliser, policy_loss
+from trainer.micro_batch_memory import RowMemory
 
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
 ADAPTER_CONFIG = "adapter_config.json"
@@ -151,6 +152,10 @@ class Learner:
         self.average: dict[str, torch.Tensor] | None = None
         self.averaged_iterates = 0
         self.base_logps = BoundedMemo()  # the base model's log-probs of an action (`_reference_logps`)
+        # rows per micro-batch by width, within algorithm.micro_batch_memory_gb (None: rows only)
+        memory = RowMemory.of(self.model.config)
+        budget = settings.micro_batch_memory_gb
+        self.rows_fitting: Callable[[int], int] | None = None if budget is None else (lambda width: memory.rows_fitting(width, budget))
         self.dropout = any(getattr(cfg, "lora_dropout", 0) for cfg in [self.model.peft_config[self.name]])
 
     def set_learning_rate(self, learning_rate: float) -> None:
@@ -385,7 +390,7 @@ class Learner:
         self.model.eval()
         checked: set[bool] = set()  # kinds (choice or text) whose check micro-batch ran
         recomputed: list[Sample] = []
-        for chunk in micro_batches(samples, self.settings.micro_batch_size, self.settings.micro_batch_tokens):
+        for chunk in micro_batches(samples, self.settings.micro_batch_size, self.rows_fitting):
             reusable = self.settings.reuse_sampler_logps and all(x.sampled_by_learner and x.sampler_logps is not None for x in chunk)
             if reusable and chunk[0].is_choice in checked:
                 for sample in chunk:
@@ -461,7 +466,7 @@ class Learner:
         out["train/optimizer_steps"] = steps
         out["train/samples"] = len(samples)  # after merging duplicates; train/turns before
         out["train/turns"] = turns
-        out["train/longest_row_tokens"] = max((row_tokens(x) for x in samples), default=0)  # what micro_batch_tokens bounds
+        out["train/longest_row_tokens"] = max((row_tokens(x) for x in samples), default=0)  # what micro_batch_memory_gb weighs
         out["train/tokens_per_s"] = tokens_seen / elapsed if elapsed > 0 else 0.0
         out["train/seconds"] = elapsed
         if not need_ref:
@@ -477,7 +482,7 @@ class Learner:
         denominator = normaliser(mask_all, s.loss_norm, self.max_new_tokens, torch.tensor([x.weight for x in minibatch]))
         self.optimizer.zero_grad(set_to_none=True)
         agg = {"loss": 0.0, "clip_fraction": 0.0, "approx_kl": 0.0, "kl": 0.0, "entropy": 0.0, "tokens": 0.0}
-        for micro in micro_batches(minibatch, s.micro_batch_size, s.micro_batch_tokens):
+        for micro in micro_batches(minibatch, s.micro_batch_size, self.rows_fitting):
             new_logps, mask, entropy = self._action_logps(micro, with_entropy=True)
             old = _stack([x.old_logps for x in micro], mask)
             ref = _stack([x.ref_logps for x in micro], mask) if need_ref else None
@@ -529,17 +534,17 @@ def _action_key(sample: Sample) -> bytes:
     return ids_digest(sample.prompt_ids, sample.completion_ids, sample.option_ids or [], sample.chosen, sample.choice_temperature)
 
 
-def micro_batches(samples: Sequence[Sample], size: int, max_tokens: int | None = None) -> list[list[Sample]]:
+def micro_batches(samples: Sequence[Sample], size: int, rows_fitting: Callable[[int], int] | None = None) -> list[list[Sample]]:
     """Chunks of at most `size` samples for one forward each: choice and text samples apart (their
     log-probs are computed differently), and never across a prompt prefix they do not share (the
     seats' system prompts differ in their first line): a chunk that mixed two seats would run both
     seats' rules in full in every row instead of once. Only how the minibatch's loss is cut
     changes, not its value (up to float rounding).
 
-    `max_tokens` bounds a chunk's padded size, rows x its longest row (`row_tokens`): the
-    learner's memory grows with it, and one game's long prompts (a full negotiation state, a
-    TextArena board with its rules) must not take a micro-batch of 16 rows past the machine's
-    memory. A row longer than the bound runs alone."""
+    `rows_fitting(width)` bounds the rows of a chunk whose longest row (`row_tokens`) is `width`
+    (trainer/micro_batch_memory.py: the update's memory grows with rows x width squared, and 16
+    rows of one game's long prompts must not take the learner past the machine's memory). A row
+    too wide for any company runs alone."""
     chunks: list[list[Sample]] = []
     for kind in (True, False):
         subset = [x for x in samples if x.is_choice is kind]
@@ -548,7 +553,8 @@ def micro_batches(samples: Sequence[Sample], size: int, max_tokens: int | None =
             longest = 0
             for x in (subset[i] for i in group):
                 widest = max(longest, row_tokens(x))
-                if chunk and (len(chunk) == size or (max_tokens is not None and (len(chunk) + 1) * widest > max_tokens)):
+                limit = size if rows_fitting is None else min(size, rows_fitting(widest))
+                if chunk and len(chunk) + 1 > limit:
                     chunks.append(chunk)
                     chunk, widest = [], row_tokens(x)
                 chunk.append(x)

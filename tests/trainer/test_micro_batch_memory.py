@@ -1,6 +1,6 @@
-"""algorithm.micro_batch_tokens: a micro-batch holds at most that many padded tokens (rows x its
-longest row), so a game with long prompts cannot take the learner past the machine's memory, and
-the update is the same however the minibatch is cut."""
+"""algorithm.micro_batch_memory_gb: wide rows share a micro-batch with fewer others, so a game
+with long prompts cannot take the learner past the machine's memory, and the update is the same
+however the minibatch is cut."""
 
 import random
 
@@ -9,26 +9,42 @@ import torch
 
 from trainer.config import AlgorithmSettings, LoraSettings, parse_config
 from trainer.learner import Learner, Sample, micro_batches, row_tokens, write_initial_adapter
+from trainer.micro_batch_memory import RowMemory
 
 
 def _text(prefix: list[int], own: int, reply: int = 4) -> Sample:
     return Sample(prefix + list(range(1000, 1000 + own)), list(range(2000, 2000 + reply)), 1.0)
 
 
-def test_a_chunk_holds_at_most_the_token_budget_and_every_sample_once():
+def test_wide_rows_get_fewer_companions_and_every_sample_runs_once():
     seat = list(range(100, 140))  # one seat's 40-token system prompt
     samples = [_text(seat, own) for own in (10, 300, 20, 15, 500, 12, 900, 30)]
-    chunks = micro_batches(samples, 16, max_tokens=1200)
+
+    def rows_fitting(width: int) -> int:  # as RowMemory: rows x width squared within a budget
+        return max(1, 1_500_000 // (width * width))
+
+    chunks = micro_batches(samples, 16, rows_fitting)
     assert sorted(id(x) for c in chunks for x in c) == sorted(id(x) for x in samples)
     for chunk in chunks:
-        padded = len(chunk) * max(row_tokens(x) for x in chunk)
-        assert padded <= 1200 or len(chunk) == 1
+        assert len(chunk) <= rows_fitting(max(row_tokens(x) for x in chunk))
     assert max(len(c) for c in chunks) > 1  # short rows still share a micro-batch
-    # without a budget only the row count cuts: one chunk of all eight
+    assert len(chunks) > 1
+    # without the bound only the row count cuts: one chunk of all eight
     assert [len(c) for c in micro_batches(samples, 16)] == [8]
-    # a row longer than the budget runs alone instead of being refused
-    alone = micro_batches([_text(seat, 2000), _text(seat, 5)], 16, max_tokens=1000)
-    assert sorted(len(c) for c in alone) == [1, 1]
+    # a row too wide for any company runs alone instead of being refused
+    assert sorted(len(c) for c in micro_batches([_text(seat, 2000), _text(seat, 5)], 16, rows_fitting)) == [1, 1]
+
+
+def test_the_memory_estimate_grows_with_width_squared_and_matches_the_measured_row():
+    smollm2 = RowMemory(layers=30, heads=9, units=576 + 1536)
+    # measured: ~1.4 GB a row of 1,016 tokens on the shared-prefix path (trainer/micro_batch_memory.py)
+    assert 1.2e9 < smollm2.bytes(1016) < 1.7e9
+    assert smollm2.bytes(2000) / smollm2.bytes(1000) > 3.5
+    assert smollm2.rows_fitting(1000, 6.0) == 4  # the 16 rows that ran out of 24 GB are cut to 4
+    assert smollm2.rows_fitting(100_000, 6.0) == 1
+    class Shape:  # a Hugging Face config's fields
+        num_hidden_layers, num_attention_heads, hidden_size, intermediate_size = 30, 9, 576, 1536
+    assert RowMemory.of(Shape()) == smollm2
 
 
 def test_a_choice_row_counts_its_prompt_and_every_legal_move():
@@ -37,16 +53,17 @@ def test_a_choice_row_counts_its_prompt_and_every_legal_move():
     assert row_tokens(Sample([1] * 50, [5, 0], 0.0)) == 52
 
 
-def test_the_budget_is_a_setting_with_a_bound_by_default():
+def test_the_bound_is_a_setting_on_by_default():
     config = parse_config({"name": "x", "games": [{"id": "tictactoe"}]}, "test")
-    assert config.algorithm.micro_batch_tokens == 32_768
-    assert parse_config({"name": "x", "games": [{"id": "tictactoe"}], "algorithm": {"micro_batch_tokens": None}}, "test").algorithm.micro_batch_tokens is None
-    with pytest.raises(ValueError, match="micro_batch_tokens"):
-        parse_config({"name": "x", "games": [{"id": "tictactoe"}], "algorithm": {"micro_batch_tokens": 0}}, "test")
+    assert config.algorithm.micro_batch_memory_gb == 6.0
+    off = {"name": "x", "games": [{"id": "tictactoe"}], "algorithm": {"micro_batch_memory_gb": None}}
+    assert parse_config(off, "test").algorithm.micro_batch_memory_gb is None
+    with pytest.raises(ValueError, match="micro_batch_memory_gb"):
+        parse_config({"name": "x", "games": [{"id": "tictactoe"}], "algorithm": {"micro_batch_memory_gb": 0}}, "test")
 
 
 @pytest.mark.slow
-def test_an_update_cut_by_tokens_equals_the_update_cut_by_rows(tmp_path):
+def test_an_update_cut_by_memory_equals_the_update_cut_by_rows(tmp_path):
     from arena.llm.engines import open_engine
 
     engine = open_engine("local", "hf")
@@ -59,14 +76,14 @@ def test_an_update_cut_by_tokens_equals_the_update_cut_by_rows(tmp_path):
                        rows.choice([-1.0, 0.5, 1.5])) for own in (6, 90, 12, 150, 8, 40)]
 
     updated = []
-    for budget in (None, 256):
+    for budget in (None, 0.004):  # 4 MB: the 40-token prompts' rows split into several micro-batches
         folder = tmp_path / f"budget-{budget}"
         write_initial_adapter("local", LoraSettings(r=4, alpha=8, target_modules=["q_proj", "v_proj"]), folder, seed=5)
-        settings = AlgorithmSettings(epochs=1, minibatch_size=8, micro_batch_size=8, micro_batch_tokens=budget,
+        settings = AlgorithmSettings(epochs=1, minibatch_size=8, micro_batch_size=8, micro_batch_memory_gb=budget,
                                      learning_rate=1e-2, loss_norm="token", kl_coef=0.0)
         learner = Learner(engine, folder, settings, temperature=1.0, max_new_tokens=4)
         samples = turns()
-        assert (len(micro_batches(samples, 8, budget)) > 1) is (budget is not None)  # the budget really cuts
+        assert (len(micro_batches(samples, 8, learner.rows_fitting)) > 1) is (budget is not None)  # the budget really cuts
         learner.update(samples, random.Random(0))
         updated.append({k: (p.detach().clone(), p.grad.clone()) for k, p in learner.params.items()})
     for key, (weights, grad) in updated[0].items():
