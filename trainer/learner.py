@@ -550,15 +550,15 @@ def micro_batches(samples: Sequence[Sample], size: int, rows_fitting: Callable[[
         subset = [x for x in samples if x.is_choice is kind]
         for group in prefix_groups([x.prompt_ids for x in subset]):
             chunk: list[Sample] = []
-            longest = 0
+            longest = 0  # the chunk's widest row so far
             for x in (subset[i] for i in group):
-                widest = max(longest, row_tokens(x))
-                limit = size if rows_fitting is None else min(size, rows_fitting(widest))
-                if chunk and len(chunk) + 1 > limit:
+                width = row_tokens(x)
+                limit = size if rows_fitting is None else min(size, rows_fitting(max(longest, width)))
+                if chunk and len(chunk) >= limit:
                     chunks.append(chunk)
-                    chunk, widest = [], row_tokens(x)
+                    chunk, longest = [], 0
                 chunk.append(x)
-                longest = widest
+                longest = max(longest, width)
             if chunk:
                 chunks.append(chunk)
     return chunks
