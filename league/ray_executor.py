@@ -120,6 +120,13 @@ def _probe(address: str) -> None:
         raise LeagueError(f"--ray-address {address}: no Ray head answers at {host}:{port} ({exc.strerror or exc})") from None
 
 
+def _task_error(exc: RayTaskError) -> str:
+    """What failed on the worker, as `Type: message`: a RayTaskError's own first line is only
+    the task's process title (`ray::_play_task() (pid=..., ip=...)`), which names nothing."""
+    cause = exc.cause if isinstance(exc.cause, BaseException) else exc
+    return f"{type(cause).__name__}: {_first_line(cause)}"
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0][:300] if text else type(exc).__name__
@@ -197,11 +204,31 @@ _WORKER_LOOP: asyncio.AbstractEventLoop | None = None
 
 
 def _worker_loop() -> asyncio.AbstractEventLoop:
-    """One event loop per worker process: cached API clients are bound to the loop they started on."""
+    """One event loop per worker process: cached API clients are bound to the loop they started on.
+
+    A stopping league cancels its match tasks, and Ray cancels by raising KeyboardInterrupt in the
+    worker wherever it is; landing inside asyncio's own bookkeeping it can leave this thread
+    marked as running a loop, and then every later match on this worker fails at once ("Cannot
+    run the event loop while another loop is running"; seen under load as a resumed league that
+    abandoned 10 of 12 matches). Such a loop is dropped with the policies bound to it."""
     global _WORKER_LOOP
+    stale = asyncio._get_running_loop() is not None or (_WORKER_LOOP is not None and _WORKER_LOOP.is_running())
+    if stale:
+        asyncio._set_running_loop(None)
+        _drop_worker_loop()
     if _WORKER_LOOP is None or _WORKER_LOOP.is_closed():
         _WORKER_LOOP = asyncio.new_event_loop()
     return _WORKER_LOOP
+
+
+def _drop_worker_loop() -> None:
+    """Forget the worker's loop and the cached policies whose clients are bound to it."""
+    global _WORKER_LOOP
+    loop, _WORKER_LOOP = _WORKER_LOOP, None
+    _WORKER_POLICIES.clear()
+    if loop is not None and not loop.is_running():
+        with contextlib.suppress(Exception):
+            loop.close()
 
 
 def _seat_policies(setup: MatchSetup, key: str, seats: tuple[str, ...], lost: list[str]) -> dict[str, Policy]:
@@ -224,9 +251,9 @@ def _play_task(setup: MatchSetup, key: str, game_id: str, seats: tuple[str, ...]
     """Play one pairing in this worker; the record comes back as JSON types."""
     pairing = Pairing(key, game_id, tuple(seats), seed)
     lost: list[str] = []
+    loop = _worker_loop()  # first: it may drop cached policies bound to a spoiled loop
     policies = _seat_policies(setup, key, pairing.seats, lost)
     options = {g.id: g.options for g in setup.config.games}
-    loop = _worker_loop()
     match = loop.create_task(play_pairing(pairing, policies, options, setup.config.move_timeout))
     try:
         record = loop.run_until_complete(match)
@@ -234,7 +261,7 @@ def _play_task(setup: MatchSetup, key: str, game_id: str, seats: tuple[str, ...]
         match.cancel()
         with contextlib.suppress(BaseException):
             loop.run_until_complete(match)
-        raise
+        raise  # a loop spoiled by the interrupt is dropped by the next task (_worker_loop)
     if lost:
         raise HostLost(f"model host lost during match {key}: {lost[0]}")  # Ray retries the task
     return record.to_dict()
@@ -342,8 +369,8 @@ class RayExecutor(Executor):
                 raise
             except RayTaskError as exc:
                 if not isinstance(exc, HostLost):  # our code failed on the worker: retrying cannot help
-                    raise MatchLost(f"match {pairing.key}: {_first_line(exc)}") from None
-                failures.append(_first_line(exc))
+                    raise MatchLost(f"match {pairing.key}: {_task_error(exc)}") from None
+                failures.append(_task_error(exc))
             except RayError as exc:  # the worker or node died after Ray's own retries
                 failures.append(_first_line(exc))
         raise MatchLost(f"match {pairing.key} lost {len(failures)} times; last: {failures[-1]}")

@@ -63,6 +63,14 @@ def _ratings(store: Store, league_id: int) -> dict[str, list]:
     return out
 
 
+def _unfinished_reasons(store: Store) -> dict[str, str]:
+    """key -> why, for every match not finished: what a failed resume shows."""
+    from sqlalchemy import select
+
+    with store.session() as s:
+        return {row.key: row.reason for row in s.scalars(select(MatchRow).where(MatchRow.status != "finished"))}
+
+
 def _key_of(store: Store, match_id: str) -> str:
     with store.session() as s:
         return s.get(MatchRow, int(match_id)).key
@@ -204,10 +212,44 @@ def test_stop_abandons_ray_matches_and_a_rerun_completes_exactly_once(tmp_path, 
         assert first.interrupted and first.abandoned == 1 and first.finished == 1
         assert store.status_counts(first.league_id).get("abandoned") == first.abandoned
         second = asyncio.run(run_league(config, store, executor=RayExecutor(config)))
-        assert second.replayed >= first.abandoned and second.finished == second.total == 12
+        assert second.replayed >= first.abandoned and second.finished == second.total == 12, _unfinished_reasons(store)
         assert set(_matches(store, second.league_id)) == scheduled_keys(config) and store.unfinished(second.league_id) == []
     finally:
         store.close()
+
+
+def test_a_worker_whose_loop_a_cancel_spoiled_plays_its_next_match(ray_local):
+    """ray.cancel raises KeyboardInterrupt wherever the worker is; inside asyncio's bookkeeping it
+    leaves the thread marked as running a loop, and every later match on that worker failed at
+    once (a resumed league abandoned 10 of 12). The next match task starts on a fresh loop."""
+    from league import ray_executor
+
+    config = _config("spoiled")
+    setup = ray_executor.MatchSetup(config, {"bot": "scripted", "random": "scripted", "random-b": "scripted"})
+    outcome: dict[str, object] = {}
+
+    def worker() -> None:  # a thread of its own, as a Ray worker's task thread
+        spoiled = asyncio.new_event_loop()
+        asyncio._set_running_loop(spoiled)  # the state an interrupt leaves inside run_forever's finally
+        spoiled._thread_id = threading.get_ident()
+        ray_executor._WORKER_LOOP = spoiled
+        ray_executor._WORKER_POLICIES[("stale", "bot")] = object()  # bound to the spoiled loop
+        try:
+            outcome["record"] = ray_executor._play_task(setup, "rr:tictactoe:bot|random:0", "tictactoe", ("bot", "random"), 7)
+            outcome["running_after"] = asyncio._get_running_loop()
+            outcome["stale_cached"] = ("stale", "bot") in ray_executor._WORKER_POLICIES
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            outcome["error"] = repr(exc)
+        finally:
+            ray_executor._drop_worker_loop()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join(60)
+    assert "error" not in outcome, outcome.get("error")
+    record = outcome["record"]
+    assert record["game_id"] == "tictactoe" and record["outcome"] and len(record["turns"]) >= 5
+    assert outcome["running_after"] is None and outcome["stale_cached"] is False
 
 
 def test_a_policy_the_workers_cannot_build_stops_the_league_in_one_line(tmp_path, ray_local):
