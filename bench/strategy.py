@@ -101,7 +101,17 @@ LR_WARMUP_STEPS = {"kuhn_poker": 0, "leduc_holdem": 0, "tictactoe": 4}
 # is materialised (the 4D mask): 64 Tic-Tac-Toe rows of ~300 tokens kept 18 GB for the backward and
 # were killed for memory on a 24 GB machine; Kuhn's 64 rows are a dozen distinct questions.
 MICRO_BATCH = {"kuhn_poker": 64, "leduc_holdem": 32, "tictactoe": 16}
+LAGGED_CHECKPOINT_EVERY = 2  # with --lagged: a checkpoint every 2 steps joins the opponents
 STEP_GROWTH = 1.5  # with --minutes: a step starts only if 1.5x the longest of the last three still fits
+
+
+def opponents(lagged: float) -> list[dict]:
+    """Self-play, or with `lagged` > 0 that share of the groups against an earlier checkpoint of
+    the run, picked by PFSP (the ones the learner scores worst against first): a collapsed iterate
+    then meets one that may punish it, and a group's two seats are not the same player."""
+    if not lagged:
+        return [{"kind": "self"}]
+    return [{"kind": "self", "weight": 1 - lagged}, {"kind": "lagged", "weight": lagged, "sampling": "pfsp"}]
 
 
 def build_config(args: argparse.Namespace) -> dict:
@@ -113,7 +123,7 @@ def build_config(args: argparse.Namespace) -> dict:
         "seed": args.seed,
         "steps": args.steps,
         "games": [{"id": args.game, "options": GAME_OPTIONS[args.game]}],
-        "opponents": [{"kind": "self"}],
+        "opponents": opponents(args.lagged),
         "rollout": {
             "mode": "choice",
             "engine": "hf",  # choice scoring runs on the hf engine (docs/architecture.md)
@@ -152,7 +162,8 @@ def build_config(args: argparse.Namespace) -> dict:
             # iterate circles the equilibrium, 0.06-0.19 exploitability in one Kuhn run at 1024 hands)
             "average_from": args.average_from,
         },
-        "checkpoint": {"every": 100_000, "register_in_league": False},
+        # checkpoints only to draw lagged opponents from (never rated here)
+        "checkpoint": {"every": LAGGED_CHECKPOINT_EVERY if args.lagged else 100_000, "register_in_league": False},
         "logging": {"wandb": False},
     }
 
@@ -164,6 +175,7 @@ def defaults(game: str, **overrides: object) -> argparse.Namespace:
         "train_temperature": TRAIN_TEMPERATURE[game], "groups": GROUPS[game], "group_size": 4, "micro_batch": MICRO_BATCH[game],
         "learning_rate": 1e-3, "lr_schedule": "cosine", "lr_final_fraction": 0.1, "lr_warmup_steps": LR_WARMUP_STEPS[game],
         "kl_coef": 0.1, "entropy_coef": ENTROPY_COEF[game], "average_from": 0.5, "state_baseline": STATE_BASELINE[game],
+        "lagged": 0.0,
     }
     values.update(overrides)
     return argparse.Namespace(**values)
@@ -431,6 +443,8 @@ def main() -> None:
     parser.add_argument("--state-baseline", action=argparse.BooleanOptionalAction, default=None,
                         help="centre each decision's advantage on the other visits to its state (default: on)")
     parser.add_argument("--curve-every", type=int, default=None, help="poker: exact exploitability every N steps (0: only at the end)")
+    parser.add_argument("--lagged", type=float, default=0.0,
+                        help="share of groups played against an earlier checkpoint of the run (PFSP), the rest self-play; default 0")
     parser.add_argument("--in-flight", type=int, default=32, help="evaluation games at once")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--runs", type=Path, default=ROOT / "runs")
@@ -453,8 +467,8 @@ def main() -> None:
     args.entropy_coef = ENTROPY_COEF[game] if args.entropy_coef is None else args.entropy_coef
     args.lr_warmup_steps = LR_WARMUP_STEPS[game] if args.lr_warmup_steps is None else args.lr_warmup_steps
     args.plot = None if args.plot == "none" or game not in POKER else Path(args.plot or ROOT / "docs" / "img" / f"strategy-{SHORT_NAME[game]}.png")
-    if args.eval_games < 2 or args.steps < 1 or args.seeds < 1 or (args.minutes is not None and args.minutes <= 0) or args.lr_warmup_steps < 0:
-        parser.error("--eval-games must be at least 2, --steps and --seeds at least 1, --minutes positive, --lr-warmup-steps not negative")
+    if args.eval_games < 2 or args.steps < 1 or args.seeds < 1 or (args.minutes is not None and args.minutes <= 0) or args.lr_warmup_steps < 0 or not 0 <= args.lagged < 1:
+        parser.error("--eval-games must be at least 2, --steps and --seeds at least 1, --minutes positive, --lr-warmup-steps not negative, --lagged in [0, 1)")
     if args.seeds > 1:
         figures = run_seeds(args, argv)
     else:
@@ -465,7 +479,7 @@ def main() -> None:
             figures["leduc_exploitability_ratio"] = figures["exploitability_ratio"]
     figures.update(train_temperature=args.train_temperature, eval_temperature=args.temperature, learning_rate=args.learning_rate,
                    lr_schedule=args.lr_schedule, lr_warmup_steps=args.lr_warmup_steps, average_from=args.average_from, state_baseline=args.state_baseline, kl_coef=args.kl_coef, entropy_coef=args.entropy_coef,
-                   episodes_per_step=args.groups * args.group_size, steps_budget=args.steps)
+                   lagged=args.lagged, episodes_per_step=args.groups * args.group_size, steps_budget=args.steps)
     if args.json_out is not None:
         args.json_out.write_text(json.dumps(figures), encoding="utf-8")
     print(json.dumps(figures))

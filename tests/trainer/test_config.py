@@ -72,6 +72,27 @@ def test_the_kuhn_example_is_the_strategy_benchs_configuration():
     assert example.algorithm == bench.algorithm
 
 
+def test_the_strategy_benchs_lagged_share_draws_earlier_checkpoints():
+    """--lagged F: that share of the groups meets a checkpoint of the run (saved every 2 steps), the
+    rest self-play; without it nothing is checkpointed and every group is self-play."""
+    import random
+
+    from bench.strategy import build_config, defaults
+    from trainer.rollouts import OpponentPool
+
+    plain = parse_config(build_config(defaults("tictactoe")), "bench")
+    assert [o.kind for o in plain.opponents] == ["self"] and plain.checkpoint.every == 100_000
+    mixed = parse_config(build_config(defaults("tictactoe", lagged=0.25)), "bench")
+    assert [(o.kind, o.weight) for o in mixed.opponents] == [("self", 0.75), ("lagged", 0.25)]
+    assert mixed.opponents[1].sampling == "pfsp" and mixed.checkpoint.every == 2 and not mixed.checkpoint.register_in_league
+    pool = OpponentPool(mixed.opponents, checkpoints=["hf:local+/runs/x/step-2,mode=choice"])
+    rng = random.Random(0)
+    drawn = [pool.draw(rng) for _ in range(2000)]
+    lagged = sum(kind == "lagged" for kind, _ in drawn) / len(drawn)
+    assert abs(lagged - 0.25) < 0.04  # 2000 draws: the share's standard error is ~0.01
+    assert {spec for kind, spec in drawn if kind == "lagged"} == {"hf:local+/runs/x/step-2,mode=choice"}
+
+
 def test_state_observations_reach_the_learner_and_its_checkpoints(tmp_path):
     from pathlib import Path
 
