@@ -133,6 +133,9 @@ def build_config(args: argparse.Namespace) -> dict:
             "group_size": args.group_size,
             "in_flight": args.groups * args.group_size,
             "max_new_tokens": 4,
+            # with --branch: that share of the groups starts mid-game from a position of the last
+            # step's games (trainer/branching.py), so its mean is that position's value
+            "branch": args.branch,
         },
         "rewards": {"terms": [{"kind": "outcome", "mode": "score"}]},
         "algorithm": {
@@ -175,7 +178,7 @@ def defaults(game: str, **overrides: object) -> argparse.Namespace:
         "train_temperature": TRAIN_TEMPERATURE[game], "groups": GROUPS[game], "group_size": 4, "micro_batch": MICRO_BATCH[game],
         "learning_rate": 1e-3, "lr_schedule": "cosine", "lr_final_fraction": 0.1, "lr_warmup_steps": LR_WARMUP_STEPS[game],
         "kl_coef": 0.1, "entropy_coef": ENTROPY_COEF[game], "average_from": 0.5, "state_baseline": STATE_BASELINE[game],
-        "lagged": 0.0,
+        "lagged": 0.0, "branch": 0.0,
     }
     values.update(overrides)
     return argparse.Namespace(**values)
@@ -445,6 +448,8 @@ def main() -> None:
     parser.add_argument("--curve-every", type=int, default=None, help="poker: exact exploitability every N steps (0: only at the end)")
     parser.add_argument("--lagged", type=float, default=0.0,
                         help="share of groups played against an earlier checkpoint of the run (PFSP), the rest self-play; default 0")
+    parser.add_argument("--branch", type=float, default=0.0,
+                        help="share of groups that start from a position of the last step's games (rollout.branch); default 0")
     parser.add_argument("--in-flight", type=int, default=32, help="evaluation games at once")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--runs", type=Path, default=ROOT / "runs")
@@ -467,8 +472,8 @@ def main() -> None:
     args.entropy_coef = ENTROPY_COEF[game] if args.entropy_coef is None else args.entropy_coef
     args.lr_warmup_steps = LR_WARMUP_STEPS[game] if args.lr_warmup_steps is None else args.lr_warmup_steps
     args.plot = None if args.plot == "none" or game not in POKER else Path(args.plot or ROOT / "docs" / "img" / f"strategy-{SHORT_NAME[game]}.png")
-    if args.eval_games < 2 or args.steps < 1 or args.seeds < 1 or (args.minutes is not None and args.minutes <= 0) or args.lr_warmup_steps < 0 or not 0 <= args.lagged < 1:
-        parser.error("--eval-games must be at least 2, --steps and --seeds at least 1, --minutes positive, --lr-warmup-steps not negative, --lagged in [0, 1)")
+    if args.eval_games < 2 or args.steps < 1 or args.seeds < 1 or (args.minutes is not None and args.minutes <= 0) or args.lr_warmup_steps < 0 or not 0 <= args.lagged < 1 or not 0 <= args.branch <= 1:
+        parser.error("--eval-games must be at least 2, --steps and --seeds at least 1, --minutes positive, --lr-warmup-steps not negative, --lagged in [0, 1), --branch in [0, 1]")
     if args.seeds > 1:
         figures = run_seeds(args, argv)
     else:
@@ -479,7 +484,7 @@ def main() -> None:
             figures["leduc_exploitability_ratio"] = figures["exploitability_ratio"]
     figures.update(train_temperature=args.train_temperature, eval_temperature=args.temperature, learning_rate=args.learning_rate,
                    lr_schedule=args.lr_schedule, lr_warmup_steps=args.lr_warmup_steps, average_from=args.average_from, state_baseline=args.state_baseline, kl_coef=args.kl_coef, entropy_coef=args.entropy_coef,
-                   lagged=args.lagged, episodes_per_step=args.groups * args.group_size, steps_budget=args.steps)
+                   lagged=args.lagged, branch=args.branch, episodes_per_step=args.groups * args.group_size, steps_budget=args.steps)
     if args.json_out is not None:
         args.json_out.write_text(json.dumps(figures), encoding="utf-8")
     print(json.dumps(figures))

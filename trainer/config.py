@@ -93,6 +93,10 @@ class RolloutSettings(RolloutPlacement):
     groups_per_step: int = Field(4, ge=1, le=100_000)  # distinct (game, seed) groups per step
     group_size: int = Field(4, ge=1, le=1024)  # games per group: same seed, same seats
     in_flight: int = Field(8, ge=1, le=4096)  # games played at once; one ends, the next starts
+    # The chance that a group starts from a position of one of the last step's games (its first t
+    # moves replayed, not trained again) instead of the reset: the group mean is then that
+    # position's value, a per-action signal mid-game (trainer/branching.py). 0 = every group resets.
+    branch: float = Field(0.0, ge=0, le=1)
     # "text": the learner writes its reply (sampled token by token at `temperature`). "choice":
     # the learner's move is drawn among the legal moves by the model's probability of each as the
     # whole reply, at `temperature` (arena.llm.llm_policy, mode=choice); the action trained is that

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from arena.match import LENIENT_PARSES, MatchRecord, TurnRecord
+from trainer.branching import is_replayed
 from trainer.config import RewardSettings, RewardTerm, resolve_function
 
 RewardFunction = Callable[[MatchRecord, int], float]
@@ -41,7 +42,13 @@ class Episode:
         return (self.record.game_id, self.seat)
 
     def turns(self) -> list[TurnRecord]:
-        return [t for t in self.record.turns if t.player == self.seat]
+        return seat_turns(self.record, self.seat)
+
+
+def seat_turns(record: MatchRecord, seat: int) -> list[TurnRecord]:
+    """The seat's own turns: what it played, not the moves a branched game replayed to reach its
+    start (trainer.branching), which were scored and trained in the game that played them."""
+    return [t for t in record.turns if t.player == seat and not is_replayed(t)]
 
 
 # ---- the terms ---------------------------------------------------------------------------------
@@ -69,7 +76,7 @@ def outcome_reward(record: MatchRecord, seat: int, mode: str = "wdl") -> float:
 def invalid_penalty(record: MatchRecord, seat: int) -> float:
     """Minus the share of this seat's attempts that were not clean valid moves (rejected by the
     game, or only found by the lenient "mention" parse); 0 when it made none."""
-    turns = [t for t in record.turns if t.player == seat]
+    turns = seat_turns(record, seat)
     return -sum(not t.clean for t in turns) / len(turns) if turns else 0.0
 
 
@@ -83,13 +90,13 @@ def is_format_failure(turn: TurnRecord) -> bool:
 
 
 def format_penalty(record: MatchRecord, seat: int) -> float:
-    turns = [t for t in record.turns if t.player == seat]
+    turns = seat_turns(record, seat)
     return -sum(is_format_failure(t) for t in turns) / len(turns) if turns else 0.0
 
 
 def length_penalty(record: MatchRecord, seat: int, target_tokens: int) -> float:
     """Minus how far the mean reply length exceeds `target_tokens`, in units of the target."""
-    lengths = [t.completion_tokens or 0 for t in record.turns if t.player == seat]
+    lengths = [t.completion_tokens or 0 for t in seat_turns(record, seat)]
     if not lengths:
         return 0.0
     mean = sum(lengths) / len(lengths)

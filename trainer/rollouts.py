@@ -43,6 +43,7 @@ from arena.llm.prompting import Mode, ObsMode
 from arena.match import MatchRecord, play_match
 from arena.policy import Policy, make_policy
 from games.registry import make_game
+from trainer.branching import BranchPoint, choose_branch, replay_seats
 from trainer.config import GameSettings, OpponentSettings, RolloutSettings
 from trainer.learner import Sample
 from trainer.opponent_sampling import sample_opponents
@@ -164,6 +165,7 @@ class GamePlan:
     seed: int
     seats: list[str]
     source: str  # the opponent kind: self, lagged, league, bot
+    branch: BranchPoint | None = None  # start by replaying this prefix (rollout.branch, trainer.branching)
 
     @property
     def learner_seats(self) -> list[int]:
@@ -211,20 +213,32 @@ class OpponentPool:
         self.results = {k: list(v) for k, v in state.get("results", {}).items()}
 
 
-def plan_games(games: Sequence[GameSettings], pool: OpponentPool, settings: RolloutSettings, rng: random.Random, step: int) -> list[GamePlan]:
-    """groups_per_step groups of group_size games each (same game, seed and seats per group)."""
+def plan_games(
+    games: Sequence[GameSettings],
+    pool: OpponentPool,
+    settings: RolloutSettings,
+    rng: random.Random,
+    step: int,
+    previous: Sequence[MatchRecord] = (),
+) -> list[GamePlan]:
+    """groups_per_step groups of group_size games each (same game, seed and seats per group). With
+    `rollout.branch` = b, each group starts with chance b from a position of one of `previous` (the
+    last step's games) instead of the reset (trainer.branching)."""
     plans: list[GamePlan] = []
     for g in range(settings.groups_per_step):
         game = rng.choices(list(games), weights=[x.weight for x in games], k=1)[0]
         seed = rng.randrange(2**31)
+        branch = choose_branch(previous, game.id, rng) if settings.branch and rng.random() < settings.branch else None
         source, opponent = pool.draw(rng)
         if opponent is None:
             seats = [LEARNER] * game.players
         else:
             seats = [opponent] * game.players
             seats[rng.randrange(game.players)] = LEARNER  # the learner plays every role over time
-        group = f"s{step}g{g}:{game.id}:{seed}"
-        plans.extend(GamePlan(group, game, seed, list(seats), source) for _ in range(settings.group_size))
+        if branch is not None:
+            seed = branch.seed
+        group = f"s{step}g{g}:{game.id}:{seed}" + (f"@{len(branch.prefix)}" if branch is not None else "")
+        plans.extend(GamePlan(group, game, seed, list(seats), source, branch) for _ in range(settings.group_size))
     return plans
 
 
@@ -258,6 +272,7 @@ async def play_games(
             plan = plans[i]
             game = make_game(plan.game.id, plan.game.players, **plan.game.options)
             seats = [learner if s == LEARNER else opponent_policy(s) for s in plan.seats]
+            seats = replay_seats(seats, plan.branch.prefix if plan.branch is not None else ())
             record = await play_match(game, seats, plan.seed, move_timeout=settings.move_timeout, match_id=f"{plan.group}:{i}")
             results[i] = record
             if on_game is not None:

@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 from arena.redaction import redact, redact_data
 from trainer.advantages import RoleBaselines, attempt_credit, compute_advantages, state_baseline
+from trainer.branching import diverged_games
 from trainer.checkpoints import AVERAGE_DIR, list_checkpoints, load_state, restore_rng, rng_state, save_checkpoint, step_dir
 from trainer.config import TrainConfig
 from trainer.schedule import scheduled_learning_rate
@@ -103,6 +104,9 @@ class Trainer:
         self.ref_dir: Path | None = None
         self.collectors: Any = None  # trainer.ray_rollouts.RayRollouts with `rollout.executor: ray`
         self.sampler_sync: VLLMAdapterSync | None = None  # rollouts on vLLM: the adapter's copy there
+        # The last step's games, where branched groups start (rollout.branch). Not saved with a
+        # checkpoint: a resumed run's first step starts every group from the reset.
+        self.previous_games: list[Any] = []
 
     # ---- setup ------------------------------------------------------------------------------
 
@@ -237,6 +241,7 @@ class Trainer:
         self.on_event("step_start", step)
         rollout = await self._play_rollout(step)
         records = [record for _, record in rollout.records]
+        self.previous_games = records
         episodes = self._score_episodes(rollout.records)
         pushed = self._send_to_sink(records)
         advantages = self._advantages(episodes)
@@ -272,7 +277,7 @@ class Trainer:
     async def _play_rollout(self, step: int) -> Any:
         """Groups of games (same seed and seats per group) played with the live adapter in the
         learner's seats: on remote collectors when there are any, else here."""
-        plans = plan_games(self.config.games, self.pool, self.config.rollout, self.rng, step)
+        plans = plan_games(self.config.games, self.pool, self.config.rollout, self.rng, step, self.previous_games)
         self.on_event("rollout_start", len(plans))
         def on_game(plan: Any, record: Any) -> None:
             self.on_event("game_done", record)
@@ -364,6 +369,9 @@ class Trainer:
         metrics: dict[str, Any] = {"games": len(records), "rollout/seconds": seconds}
         generated = sum(t.completion_tokens or 0 for _, r in records for t in r.turns if t.meta.get("completion_ids") is not None)
         metrics["rollout/tokens_per_s"] = generated / seconds if seconds > 0 else 0.0
+        if self.config.rollout.branch:
+            metrics["rollout/branched_games"] = sum(plan.branch is not None for plan, _ in records)
+            metrics["rollout/replay_diverged"] = diverged_games([r for _, r in records])
         if not episodes:
             return metrics
         n = len(episodes)
