@@ -21,6 +21,14 @@ def winner_of(board: str) -> str | None:
 
 
 @lru_cache(maxsize=None)
+def best_cells(board: str, player: int) -> list[str]:
+    """The empty cells minimax rates best for `player` to take (the bot draws among them)."""
+    mark, other = MARKS[player], MARKS[1 - player]
+    values = {i: -_minimax(board[:i] + mark + board[i + 1 :], other) for i, c in enumerate(board) if c == "."}
+    best = max(values.values())
+    return [str(i) for i, v in values.items() if v == best]
+
+
 def _minimax(board: str, mark: str) -> int:
     """Value of `board` for the player `mark` about to move: > 0 win, 0 draw, < 0 loss. A result
     counts 1 + the cells still empty when it happens, so a sooner win and a later loss score higher
@@ -103,8 +111,4 @@ class TicTacToe(NativeGame):
     def bot_move(self, player: int, rng: random.Random) -> str:
         """Perfect play by minimax, preferring the shortest win and the longest loss; ties between
         equally good cells broken at random."""
-        mark, other = MARKS[player], MARKS[1 - player]
-        empty = [i for i, c in enumerate(self.board) if c == "."]
-        values = {i: -_minimax(self.board[:i] + mark + self.board[i + 1 :], other) for i in empty}
-        best = max(values.values())
-        return str(rng.choice([i for i, v in values.items() if v == best]))
+        return rng.choice(best_cells(self.board, player))

@@ -70,7 +70,7 @@ def branch_point(record: MatchRecord, rng: random.Random) -> BranchPoint | None:
 
 def choose_branch(records: Sequence[MatchRecord], game_id: str, rng: random.Random) -> BranchPoint | None:
     """A branch point in one of `records` of `game_id`, drawn uniformly; None if none has one."""
-    candidates = [r for r in records if r.game_id == game_id and r.status == "finished"]
+    candidates = [r for r in records if r.game_id == game_id]
     rng.shuffle(candidates)
     for record in candidates:
         point = branch_point(record, rng)

@@ -36,7 +36,7 @@ from functools import lru_cache
 from arena.policy import MoveRequest
 from bench.head_to_head import choice_policy
 from games.registry import make_game
-from games.tictactoe import MARKS, _minimax, winner_of
+from games.tictactoe import MARKS, _minimax, best_cells, winner_of
 
 TEMPERATURE = 1.0  # bench.strategy's for Tic-Tac-Toe, training and evaluation
 
@@ -55,13 +55,9 @@ def uniform_draw_or_win(board: str, me: int, turn: int) -> float:
         return 1.0 if winner == MARKS[me] else 0.0
     if "." not in board:
         return 1.0
-    mark, other = MARKS[turn], MARKS[1 - turn]
-    children = {i: board[:i] + mark + board[i + 1 :] for i, cell in enumerate(board) if cell == "."}
-    if turn == me:
-        return statistics.fmean(uniform_draw_or_win(child, me, 1 - turn) for child in children.values())
-    values = {i: -_minimax(child, other) for i, child in children.items()}
-    best = max(values.values())
-    return statistics.fmean(uniform_draw_or_win(children[i], me, 1 - turn) for i, v in values.items() if v == best)
+    mark = MARKS[turn]
+    moves = [str(i) for i, cell in enumerate(board) if cell == "."] if turn == me else best_cells(board, turn)
+    return statistics.fmean(uniform_draw_or_win(board[: int(m)] + mark + board[int(m) + 1 :], me, 1 - turn) for m in moves)
 
 
 def positions(count: int, seed: int) -> list[tuple[str, object]]:
@@ -96,14 +92,6 @@ def game_after(moves: tuple[str, ...]):
     return game
 
 
-def bot_replies(board: str, turn: int) -> list[str]:
-    """The cells the minimax bot picks among, uniformly (games.tictactoe's bot_move)."""
-    mark, other = MARKS[turn], MARKS[1 - turn]
-    values = {i: -_minimax(board[:i] + mark + board[i + 1 :], other) for i, cell in enumerate(board) if cell == "."}
-    best = max(values.values())
-    return [str(i) for i, v in values.items() if v == best]
-
-
 def policy_observations(me: int) -> dict[str, object]:
     """Every observation seat `me` can meet against the bot, by its text."""
     found: dict[str, object] = {}
@@ -120,7 +108,7 @@ def policy_observations(me: int) -> dict[str, object]:
             found[obs.text] = obs
             replies = list(obs.legal_moves)
         else:
-            replies = bot_replies(game.board, player)
+            replies = best_cells(game.board, player)
         for move in replies:
             walk(moves + (move,))
 
@@ -140,7 +128,7 @@ def exact_draw_or_win(dists: dict[str, dict[str, float]], me: int) -> float:
         (player,) = game.to_act()
         if player == me:
             return sum(p * value(moves + (move,)) for move, p in dists[game.observe(me).text].items() if p > 0)
-        return statistics.fmean(value(moves + (move,)) for move in bot_replies(game.board, player))
+        return statistics.fmean(value(moves + (move,)) for move in best_cells(game.board, player))
 
     return value(())
 

@@ -4,7 +4,8 @@ known without it."""
 
 import pytest
 
-from bench.experiments.ttt_move_quality import bot_replies, exact_draw_or_win, game_after, policy_observations, uniform_draw_or_win
+from bench.experiments.ttt_move_quality import exact_draw_or_win, game_after, policy_observations, uniform_draw_or_win
+from games.tictactoe import best_cells
 
 # float64 sums of at most 9 weighted terms per level over at most 9 levels: ~100 ulp, 2e-14
 EXACT = 1e-12
@@ -24,7 +25,7 @@ def test_the_uniform_mover_gets_the_rate_its_own_recursion_gives():
 def test_perfect_play_never_loses_and_one_blunder_costs_what_it_should():
     def perfect(obs):
         board = game_after_board(obs)
-        best = bot_replies(board, obs.player)
+        best = best_cells(board, obs.player)
         return {m: (1 / len(best) if m in best else 0.0) for m in obs.legal_moves}
 
     for me in (0, 1):
@@ -37,7 +38,7 @@ def test_perfect_play_never_loses_and_one_blunder_costs_what_it_should():
     def half_blunder(obs):
         return {m: (0.5 if m in ("1", "4") else 0.0) for m in obs.legal_moves} if obs.text == opening else perfect(obs)
 
-    openings = bot_replies("." * 9, 0)
+    openings = best_cells("." * 9, 0)
     expected = 1.0 - 0.5 / len(openings)
     assert "0" in openings
     assert exact_draw_or_win(_dists(1, half_blunder), 1) == pytest.approx(expected, abs=EXACT)
