@@ -74,7 +74,7 @@ def bare_rows(sample: Sample) -> list[tuple[list[int], int]]:
 
 def bare_logp_sum(model: Any, pad: int, rows: list[tuple[list[int], int]]) -> torch.Tensor:
     """The summed log-probs of each row's last n tokens given the rest, in one left-padded plain
-    causal forward: no cache, no prefix sharing, no choice softmax."""
+    causal forward on the model's device: no cache, no prefix sharing, no choice softmax."""
     width = max(len(ids) for ids, _ in rows)
     ids = torch.full((len(rows), width), pad, dtype=torch.long)
     attention = torch.zeros_like(ids)
@@ -86,19 +86,31 @@ def bare_logp_sum(model: Any, pad: int, rows: list[tuple[list[int], int]]) -> to
     # logits of the positions that score a token only (rows end with their reply): the full
     # [rows, width, vocab] tensor would be GBs, which no trainer computes
     keep = max(n for _, n in rows) + 1
+    device = next(model.parameters()).device
+    ids, attention, scored = ids.to(device), attention.to(device), scored.to(device)
     logits = model(input_ids=ids, attention_mask=attention, logits_to_keep=keep).logits[:, :-1].float()
     logps = logits.log_softmax(-1).gather(2, ids[:, -keep + 1:].unsqueeze(2)).squeeze(2)
     return (logps * scored[:, -keep + 1:]).sum()
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait for the device's queued work, so a clock read after it counts all of it (CUDA only)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
 
 
 def bare_seconds(learner: Learner, chunks: list[list[Sample]], epochs: int) -> float:
     """Forward and backward of the summed reply log-probs over left-padded rows, plain torch."""
     model, pad = learner.model, learner.engine.tokenizer.pad_token_id
     model.train() if learner.dropout else model.eval()
+    synchronize(learner.device)
     started = time.perf_counter()
     for _ in range(epochs):
         for chunk in chunks:
-            bare_logp_sum(model, pad, [row for sample in chunk for row in bare_rows(sample)]).backward()
+            with learner.autocast():  # bfloat16 on CUDA, as the learner computes there
+                total = bare_logp_sum(model, pad, [row for sample in chunk for row in bare_rows(sample)])
+            total.backward()
+    synchronize(learner.device)  # CUDA runs the backward asynchronously: time it to its end
     seconds = time.perf_counter() - started
     learner.optimizer.zero_grad(set_to_none=True)
     model.eval()
@@ -114,8 +126,10 @@ def timed_update(learner: Learner, samples: list[Sample], reuse: bool) -> float:
     # log-prob (Learner.base_logps) would make the repeats after the first cheaper than a step
     # that meets new decisions, and flatter the learner
     learner.base_logps = type(learner.base_logps)(learner.base_logps.entries)
+    synchronize(learner.device)
     started = time.perf_counter()
     learner.update(copy.deepcopy(samples), random.Random(0))
+    synchronize(learner.device)
     seconds = time.perf_counter() - started
     with torch.no_grad():
         for k, p in learner.params.items():

@@ -258,7 +258,8 @@ class Learner:
 
     # ---- log-probs ---------------------------------------------------------------------------
 
-    def _autocast(self) -> contextlib.AbstractContextManager:
+    def autocast(self) -> contextlib.AbstractContextManager:
+        """bfloat16 autocast on CUDA (the LoRA weights stay float32), nothing on CPU."""
         return torch.autocast("cuda", dtype=torch.bfloat16) if self.use_bf16 else contextlib.nullcontext()
 
     def _batch(self, samples: Sequence[Sample], shared: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, int]:
@@ -310,7 +311,7 @@ class Learner:
         prompts = [Sample(q.prompt_ids, [], 0.0) for q in questions]
         shared = self._shared_prefix(questions, names)
         ids, attention, positions, _, _ = self._batch(prompts, shared)
-        with self._autocast():
+        with self.autocast():
             prompt_logits, cache = self._run(ids, attention, positions, shared, names, keep=1, keep_cache=True)
             token_logps = option_token_logprobs(
                 self.model, prompt_logits[:, -1, :].float().log_softmax(-1), attention, cache, [q.option_ids or [] for q in questions],
@@ -366,7 +367,7 @@ class Learner:
 
         shared = self._shared_prefix(samples, adapter_names)
         ids, attention, positions, mask, width_c = self._batch(samples, shared)
-        with self._autocast():
+        with self.autocast():
             # only the last C+1 positions' logits are needed: position P-1+j predicts reply token j
             logits, _ = self._run(ids, attention, positions, shared, adapter_names, keep=width_c + 1)
         logits = logits[:, :-1, :].float() / self.temperature
