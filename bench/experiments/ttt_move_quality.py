@@ -4,7 +4,8 @@
     python -m bench.experiments.ttt_move_quality --positions 300 --adapter a=PATH --adapter b=PATH
 
 bench.strategy --game tictactoe gives one number per policy, its draw-or-win rate against the
-minimax `bot`, sampled. This script says where such a number comes from, with no sampling:
+minimax `bot`, sampled and exactly. This script says where such a number comes from, with no
+sampling (the exact rates are evaluation.tictactoe_vs_bot's):
 - the exact draw-or-win rate of the uniform random mover against the same bot (its ties broken
   uniformly, as `bot` breaks them), the floor a policy that learned nothing but spreading out
   its moves would reach;
@@ -31,12 +32,12 @@ import math
 import random
 import statistics
 from collections import Counter
-from functools import lru_cache
 
 from arena.policy import MoveRequest
 from bench.head_to_head import choice_policy
+from evaluation.tictactoe_vs_bot import exact_vs_bot, uniform_draw_or_win
 from games.registry import make_game
-from games.tictactoe import MARKS, _minimax, best_cells, winner_of
+from games.tictactoe import MARKS, _minimax
 
 TEMPERATURE = 1.0  # bench.strategy's for Tic-Tac-Toe, training and evaluation
 
@@ -44,20 +45,6 @@ TEMPERATURE = 1.0  # bench.strategy's for Tic-Tac-Toe, training and evaluation
 def outcome_sign(value: int) -> int:
     """_minimax counts how soon a result comes; only win (1), draw (0) or loss (-1) matters here."""
     return (value > 0) - (value < 0)
-
-
-@lru_cache(maxsize=None)
-def uniform_draw_or_win(board: str, me: int, turn: int) -> float:
-    """P(draw or win for seat `me`) when `me` moves uniformly at random and the other seat is the
-    minimax bot, which picks uniformly among its best cells (games.tictactoe's bot_move)."""
-    winner = winner_of(board)
-    if winner:
-        return 1.0 if winner == MARKS[me] else 0.0
-    if "." not in board:
-        return 1.0
-    mark = MARKS[turn]
-    moves = [str(i) for i, cell in enumerate(board) if cell == "."] if turn == me else best_cells(board, turn)
-    return statistics.fmean(uniform_draw_or_win(board[: int(m)] + mark + board[int(m) + 1 :], me, 1 - turn) for m in moves)
 
 
 def positions(count: int, seed: int) -> list[tuple[str, object]]:
@@ -82,69 +69,6 @@ def positions(count: int, seed: int) -> list[tuple[str, object]]:
     return list(found.items())[:count]
 
 
-def game_after(moves: tuple[str, ...]):
-    """A Tic-Tac-Toe game after `moves` (the game draws no chance: the seed does not matter)."""
-    game = make_game("tictactoe", 2)
-    game.reset(0)
-    for move in moves:
-        (player,) = game.to_act()
-        game.step(player, move)
-    return game
-
-
-def policy_observations(me: int) -> dict[str, object]:
-    """Every observation seat `me` can meet against the bot, by its text."""
-    found: dict[str, object] = {}
-
-    def walk(moves: tuple[str, ...]) -> None:
-        game = game_after(moves)
-        if game.is_over():
-            return
-        (player,) = game.to_act()
-        if player == me:
-            obs = game.observe(me)
-            if obs.text in found:
-                return
-            found[obs.text] = obs
-            replies = list(obs.legal_moves)
-        else:
-            replies = best_cells(game.board, player)
-        for move in replies:
-            walk(moves + (move,))
-
-    walk(())
-    return found
-
-
-def exact_draw_or_win(dists: dict[str, dict[str, float]], me: int) -> float:
-    """P(draw or win for seat `me`) against the bot when `me` draws its moves from `dists`
-    (observation text -> move -> probability)."""
-
-    @lru_cache(maxsize=None)
-    def value(moves: tuple[str, ...]) -> float:
-        game = game_after(moves)
-        if game.is_over():
-            return 0.0 if winner_of(game.board) == MARKS[1 - me] else 1.0
-        (player,) = game.to_act()
-        if player == me:
-            return sum(p * value(moves + (move,)) for move, p in dists[game.observe(me).text].items() if p > 0)
-        return statistics.fmean(value(moves + (move,)) for move in best_cells(game.board, player))
-
-    return value(())
-
-
-async def exact_vs_bot(policy: object, rules: str) -> dict[str, float]:
-    """The policy's exact draw-or-win rate against the bot, as X, as O and with seats alternating."""
-    rates = {}
-    for me, seat in ((0, "as_x"), (1, "as_o")):
-        observations = policy_observations(me)
-        requests = [MoveRequest(game_id="tictactoe", game_name="Tic-Tac-Toe", rules=rules, observation=obs) for obs in observations.values()]
-        dists = await asyncio.gather(*(policy.move_distribution(r) for r in requests))  # type: ignore[attr-defined]
-        rates[seat] = exact_draw_or_win(dict(zip(observations, dists)), me)
-    rates["alternating"] = (rates["as_x"] + rates["as_o"]) / 2
-    return {k: round(v, 4) for k, v in rates.items()}
-
-
 def value_keeping(board: str, player: int, moves: list[str]) -> set[str]:
     """The moves after which perfect play still gives `player` the best result on offer."""
     mark, other = MARKS[player], MARKS[1 - player]
@@ -165,7 +89,7 @@ async def measure(name: str, adapter: str | None, boards: list[tuple[str, object
         uniform_kept.append(len(good) / len(dist))
         entropies.append(-sum(p * math.log(p) for p in dist.values() if p > 0))
         argmax[max(dist, key=dist.get)] += 1
-    exact = await exact_vs_bot(policy, rules) if with_exact else None
+    exact = await exact_vs_bot(policy) if with_exact else None
     return {
         "policy": name,
         "value_keeping_mass": round(statistics.fmean(kept), 4),

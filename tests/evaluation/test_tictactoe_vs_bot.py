@@ -1,10 +1,13 @@
-"""bench.experiments.ttt_move_quality's exact draw-or-win rate against the minimax bot: the walk of
+"""evaluation.tictactoe_vs_bot: the exact draw-or-win rate against the minimax bot, the walk of
 the game tree weighted by a policy's choice probabilities, checked on two policies whose rate is
 known without it."""
 
+import asyncio
+
 import pytest
 
-from bench.experiments.ttt_move_quality import exact_draw_or_win, game_after, policy_observations, uniform_draw_or_win
+from arena.policy import make_policy
+from evaluation.tictactoe_vs_bot import exact_draw_or_win, exact_vs_bot, game_after, policy_observations, uniform_draw_or_win
 from games.tictactoe import best_cells
 
 # float64 sums of at most 9 weighted terms per level over at most 9 levels: ~100 ulp, 2e-14
@@ -48,3 +51,10 @@ def game_after_board(obs) -> str:
     """The board string behind an observation (its grid rows, cells as X, O or their number)."""
     cells = [c for row in obs.text.splitlines() if "|" in row for c in row.replace(" ", "").split("|")]
     return "".join(c if c in "XO" else "." for c in cells)
+
+
+def test_a_policy_is_asked_at_every_observation_and_scored_as_its_recursion_says():
+    rates = asyncio.run(exact_vs_bot(make_policy("random")))  # uniform over the legal moves it is shown
+    assert rates["as_x"] == round(uniform_draw_or_win("." * 9, 0, 0), 4) == 0.2225
+    assert rates["as_o"] == round(uniform_draw_or_win("." * 9, 1, 0), 4) == 0.0322
+    assert rates["alternating"] == pytest.approx((0.2225 + 0.0322) / 2, abs=1e-4)
