@@ -359,8 +359,8 @@ async def run_tictactoe(args: argparse.Namespace) -> dict:
     bot = make_policy("bot")
     before = await play_games("tictactoe", base, bot, args.eval_games, args.seed + 20_000, args.in_flight)
     print(f"base model vs bot: draw-or-win {before['good_rate']:.3f} {before['good_rate_ci95']} over {before['games']} games", flush=True)
-    exact_before = await exact_vs_bot(base) if args.exact else None
-    if exact_before:
+    if args.exact:
+        exact_before = await exact_vs_bot(base)
         print(f"base model vs bot, exactly: {exact_text(exact_before)}", flush=True)
     trainer, final, _curve, train_s = await train(args, None)
     trainer.close()
@@ -369,14 +369,15 @@ async def run_tictactoe(args: argparse.Namespace) -> dict:
     print(f"\ntrained {trainer.step} steps in {train_s / 60:.1f} min; final adapter {final}")
     print(f"trained vs bot: draw-or-win {after['good_rate']:.3f} {after['good_rate_ci95']} over {after['games']} games "
           f"(before {before['good_rate']:.3f}; the best possible is 1.0)")
-    exact_after = await exact_vs_bot(trained) if args.exact else None
-    if exact_after:
+    exact = {}
+    if args.exact:
+        exact_after = await exact_vs_bot(trained)
         print(f"trained vs bot, exactly: {exact_text(exact_after)}")
-    exact = {} if exact_before is None or exact_after is None else {
-        "ttt_exact_draw_or_win_before": exact_before["alternating"], "ttt_exact_draw_or_win_after": exact_after["alternating"],
-        "ttt_exact_before_as_x_as_o": [exact_before["as_x"], exact_before["as_o"]],
-        "ttt_exact_after_as_x_as_o": [exact_after["as_x"], exact_after["as_o"]],
-    }
+        exact = {
+            "ttt_exact_draw_or_win_before": exact_before["alternating"], "ttt_exact_draw_or_win_after": exact_after["alternating"],
+            "ttt_exact_before_as_x_as_o": [exact_before["as_x"], exact_before["as_o"]],
+            "ttt_exact_after_as_x_as_o": [exact_after["as_x"], exact_after["as_o"]],
+        }
     return {
         "ttt_draw_or_win_before": before["good_rate"],
         "ttt_draw_or_win_before_ci95": before["good_rate_ci95"],
