@@ -160,6 +160,9 @@ def build_config(args: argparse.Namespace) -> dict:
             # 3e-3 collapsed the policy to always check / always call, and nothing was drawn after
             "kl_coef": args.kl_coef,
             "kl_reference": "base",
+            # with --kl-target: the coefficient doubles in a step whose policy drifted past 1.5x the
+            # target from the base, and halves back toward --kl-coef below target / 1.5 (trainer/kl_control.py)
+            "kl_target": args.kl_target,
             # exact entropy of each draw among the legal moves: resists collapsing onto one move
             # for every state before the advantages tell the states apart
             "entropy_coef": args.entropy_coef,
@@ -183,7 +186,7 @@ def defaults(game: str, **overrides: object) -> argparse.Namespace:
         "game": game, "name": f"bench-strategy-{game}", "runs": ROOT / "runs", "seed": 0, "steps": STEPS[game],
         "train_temperature": TRAIN_TEMPERATURE[game], "groups": GROUPS[game], "group_size": 4, "micro_batch": MICRO_BATCH[game],
         "learning_rate": 1e-3, "lr_schedule": "cosine", "lr_final_fraction": 0.1, "lr_warmup_steps": LR_WARMUP_STEPS[game],
-        "kl_coef": 0.1, "entropy_coef": ENTROPY_COEF[game], "average_from": 0.5, "state_baseline": STATE_BASELINE[game],
+        "kl_coef": 0.1, "kl_target": None, "entropy_coef": ENTROPY_COEF[game], "average_from": 0.5, "state_baseline": STATE_BASELINE[game],
         "lagged": 0.0, "branch": 0.0,
     }
     values.update(overrides)
@@ -232,7 +235,9 @@ async def train(args: argparse.Namespace, tree: object | None) -> tuple[Trainer,
             curve.append(await point(report.step))
             shown = f"exploitability {curve[-1][1]:.4f}" + (f" (average {curve[-1][2]:.4f})" if curve[-1][2] is not None else "") + "  "
         m = report.metrics
-        print(f"step {report.step}: {shown}reward {m.get('reward/mean', float('nan')):+.3f}  lr {m.get('train/learning_rate', 0):.2e}  "
+        drift = f"kl {m['train/kl']:.3f} (coef {m['train/kl_coef']:.2f})  " if "train/kl" in m else ""
+        print(f"step {report.step}: {shown}reward {m.get('reward/mean', float('nan')):+.3f}  lr {m.get('train/learning_rate', 0):.2e}  {drift}"
+              f"entropy {m.get('train/entropy', float('nan')):.2f}  "
               f"rollout {m.get('rollout/seconds', 0):.0f} s  learner {m.get('train/seconds', 0):.0f} s  {durations[-1]:.0f} s", flush=True)
     final = trainer.run_dir / "final"
     trainer.learner.save_adapter(final)
@@ -462,6 +467,8 @@ def main() -> None:
     parser.add_argument("--lr-schedule", choices=["constant", "cosine"], default="cosine")
     parser.add_argument("--lr-final-fraction", type=float, default=0.1, help="the cosine's last rate over the first")
     parser.add_argument("--kl-coef", type=float, default=0.1, help="KL penalty to the base model per decision (0: none)")
+    parser.add_argument("--kl-target", type=float, default=None,
+                        help="adapt the KL coefficient to this drift from the base per decision, never under --kl-coef (default: fixed)")
     parser.add_argument("--lr-warmup-steps", type=int, default=None, help="steps of linear learning-rate warm-up (default: 4 in Tic-Tac-Toe, else 0)")
     parser.add_argument("--entropy-coef", type=float, default=None,
                         help="bonus on the entropy of each draw among the legal moves (0: none; default 0.02 in poker, 0 in Tic-Tac-Toe)")
@@ -499,8 +506,8 @@ def main() -> None:
     args.entropy_coef = ENTROPY_COEF[game] if args.entropy_coef is None else args.entropy_coef
     args.lr_warmup_steps = LR_WARMUP_STEPS[game] if args.lr_warmup_steps is None else args.lr_warmup_steps
     args.plot = None if args.plot == "none" or game not in POKER else Path(args.plot or ROOT / "docs" / "img" / f"strategy-{SHORT_NAME[game]}.png")
-    if args.eval_games < 2 or args.steps < 1 or args.seeds < 1 or (args.minutes is not None and args.minutes <= 0) or args.lr_warmup_steps < 0 or not 0 <= args.lagged < 1 or not 0 <= args.branch <= 1:
-        parser.error("--eval-games must be at least 2, --steps and --seeds at least 1, --minutes positive, --lr-warmup-steps not negative, --lagged in [0, 1), --branch in [0, 1]")
+    if args.eval_games < 2 or args.steps < 1 or args.seeds < 1 or (args.minutes is not None and args.minutes <= 0) or args.lr_warmup_steps < 0 or not 0 <= args.lagged < 1 or not 0 <= args.branch <= 1 or (args.kl_target is not None and args.kl_target <= 0):
+        parser.error("--eval-games must be at least 2, --steps and --seeds at least 1, --minutes positive, --lr-warmup-steps not negative, --lagged in [0, 1), --branch in [0, 1], --kl-target positive")
     if args.seeds > 1:
         figures = run_seeds(args, argv)
     else:
@@ -510,7 +517,7 @@ def main() -> None:
         if game == "leduc_holdem":
             figures["leduc_exploitability_ratio"] = figures["exploitability_ratio"]
     figures.update(train_temperature=args.train_temperature, eval_temperature=args.temperature, learning_rate=args.learning_rate,
-                   lr_schedule=args.lr_schedule, lr_warmup_steps=args.lr_warmup_steps, average_from=args.average_from, state_baseline=args.state_baseline, kl_coef=args.kl_coef, entropy_coef=args.entropy_coef,
+                   lr_schedule=args.lr_schedule, lr_warmup_steps=args.lr_warmup_steps, average_from=args.average_from, state_baseline=args.state_baseline, kl_coef=args.kl_coef, kl_target=args.kl_target, entropy_coef=args.entropy_coef,
                    lagged=args.lagged, branch=args.branch, episodes_per_step=args.groups * args.group_size, steps_budget=args.steps)
     if args.json_out is not None:
         args.json_out.write_text(json.dumps(figures), encoding="utf-8")

@@ -202,6 +202,12 @@ class AlgorithmSettings(_Strict):
     max_grad_norm: float = Field(1.0, gt=0)
     kl_coef: float = Field(0.0, ge=0)  # 0: no KL term, and no reference pass at all
     kl_reference: Literal["base", "adapter"] = "base"
+    # Adaptive KL penalty (PPO's, trainer/kl_control.py): each step measures its policy's KL to the
+    # reference before updating, and the coefficient doubles when that is over 1.5 x kl_target,
+    # halves when under kl_target / 1.5, never below kl_coef nor above kl_coef_max. None: kl_coef
+    # throughout.
+    kl_target: float | None = Field(None, gt=0)
+    kl_coef_max: float = Field(10.0, gt=0)
     # Entropy bonus: the loss subtracts entropy_coef x the policy's entropy at each action, over
     # the vocabulary per reply token for text replies, over the legal moves for a choice-mode
     # draw (exact: every legal move is scored). 0 = none.
@@ -243,6 +249,10 @@ class AlgorithmSettings(_Strict):
             raise ValueError("micro_batch_size must not exceed minibatch_size")
         if self.kl_reference == "adapter" and self.kl_coef > 0 and not self.ref_refresh_every and self.ref_ema is None:
             raise ValueError("kl_reference: adapter needs ref_refresh_every > 0 or ref_ema")
+        if self.kl_target is not None and self.kl_coef <= 0:
+            raise ValueError("kl_target needs kl_coef > 0 (the coefficient it starts from and never goes under)")
+        if self.kl_coef_max < self.kl_coef:
+            raise ValueError(f"kl_coef_max ({self.kl_coef_max}) must not be under kl_coef ({self.kl_coef})")
         return self
 
 

@@ -42,6 +42,7 @@ import torch
 from arena.llm.engines.choice_memo import BoundedMemo, ids_digest
 from arena.llm.engines.scoring import MIN_SHARED_PREFIX, option_token_logprobs, prefix_groups, shared_prefix_length
 from trainer.config import AlgorithmSettings, LoraSettings
+from trainer.kl_control import adapted_kl_coef, measured_kl
 from trainer.loss import LossStats, normaliser, policy_loss
 from trainer.micro_batch_memory import RowMemory
 
@@ -148,6 +149,8 @@ class Learner:
             list(self.params.values()), lr=settings.learning_rate, weight_decay=settings.weight_decay
         )
         self.ref_name: str | None = None
+        # the KL coefficient of the next update: kl_coef, or adapted to kl_target (trainer/kl_control.py)
+        self.kl_coef = settings.kl_coef
         # The uniform average of the adapter's iterates since averaging started (`accumulate_average`)
         self.average: dict[str, torch.Tensor] | None = None
         self.averaged_iterates = 0
@@ -443,6 +446,8 @@ class Learner:
         if s.merge_duplicates:
             samples = merge_duplicates(samples)
         mismatch = self.prepare(samples, need_ref)
+        drift = measured_kl(samples) if need_ref else None
+        self.kl_coef = adapted_kl_coef(self.kl_coef, drift, s)  # this step's own update feels it
         self.model.set_adapter(self.name)
         if self.dropout:
             self.model.train()
@@ -472,6 +477,8 @@ class Learner:
         out["train/seconds"] = elapsed
         if not need_ref:
             del out["train/kl"]  # no reference pass ran: no KL to report
+        else:
+            out["train/kl_coef"] = self.kl_coef
         out.update(mismatch)
         return out
 
@@ -495,7 +502,7 @@ class Learner:
             loss, stats = policy_loss(
                 new_logps, old, advantages, mask,
                 epsilon=s.epsilon, epsilon_high=s.epsilon_high, norm=s.loss_norm, denominator=denominator,
-                ref_logps=ref, kl_coef=s.kl_coef, is_weights=weights, entropy=entropy, entropy_coef=s.entropy_coef,
+                ref_logps=ref, kl_coef=self.kl_coef, is_weights=weights, entropy=entropy, entropy_coef=s.entropy_coef,
                 sample_weights=sample_weights,
             )
             loss.backward()

@@ -22,6 +22,13 @@ class LossStats:
     tokens: int
 
 
+def k3(ref_logps: torch.Tensor, logps: torch.Tensor) -> torch.Tensor:
+    """Schulman's k3 estimator of KL(pi || ref) per token, for tokens drawn from pi: exp(q) - q - 1
+    with q = log ref - log pi ("Approximating KL divergence", 2020). Non-negative and unbiased."""
+    q = ref_logps - logps
+    return torch.exp(q) - q - 1.0
+
+
 def normaliser(mask: torch.Tensor, mode: str, max_new_tokens: int, weights: torch.Tensor | None = None) -> float:
     """The constant every summed per-token loss of a minibatch is divided by.
 
@@ -75,12 +82,10 @@ def policy_loss(
     if is_weights is not None:
         per_token = per_token * is_weights.detach()
 
-    # KL penalty to the reference, k3 estimator exp(q) - q - 1 with q = log pi_ref - log pi_theta
-    # (Schulman 2020, "Approximating KL divergence"; used in the loss as in GRPO).
+    # KL penalty to the reference, the k3 estimator (used in the loss as in GRPO).
     kl_ref = torch.zeros_like(per_token)
     if ref_logps is not None:
-        q = ref_logps - new_logps
-        kl_ref = torch.exp(q) - q - 1.0
+        kl_ref = k3(ref_logps, new_logps)
         if kl_coef > 0:
             per_token = per_token + kl_coef * kl_ref
 

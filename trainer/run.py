@@ -194,6 +194,7 @@ class Trainer:
         self.baselines = RoleBaselines.from_state(state["baselines"])
         self.pool.load_state(state["pool"])
         self.step = int(state["step"])
+        self.learner.kl_coef = float(state.get("kl_coef", self.config.algorithm.kl_coef))
         if "averaged_iterates" in state:
             self.learner.load_average(folder / AVERAGE_DIR, int(state["averaged_iterates"]))
         if self.learner.ref_name is not None:
@@ -403,7 +404,8 @@ class Trainer:
         # The pool learns of this checkpoint before its state is saved: a run resumed from step-K
         # must still be able to draw step-K (and every earlier one) as a lagged opponent.
         self.pool.checkpoints.append(self.spec_of(step_dir(self.run_dir, step)) + checkpoint_play_params(self.config.rollout))
-        state = {"rng": rng_state(self.rng), "baselines": self.baselines.state_dict(), "pool": self.pool.state_dict()}
+        state = {"rng": rng_state(self.rng), "baselines": self.baselines.state_dict(), "pool": self.pool.state_dict(),
+                 "kl_coef": self.learner.kl_coef}  # where kl_target has moved it
         folder = save_checkpoint(self.run_dir, step, self.learner, state, stored_config(self.config))
         self.on_event("checkpoint", folder)
         metrics.update(await self._publish(step, folder))
