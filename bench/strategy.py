@@ -107,6 +107,14 @@ LR_WARMUP_STEPS = {"kuhn_poker": 0, "leduc_holdem": 0, "tictactoe": 4}
 # is materialised (the 4D mask): 64 Tic-Tac-Toe rows of ~300 tokens kept 18 GB for the backward and
 # were killed for memory on a 24 GB machine; Kuhn's 64 rows are a dozen distinct questions.
 MICRO_BATCH = {"kuhn_poker": 64, "leduc_holdem": 32, "tictactoe": 16}
+# Share of the groups against an earlier checkpoint of the run (PFSP), and the drift from the base
+# the KL coefficient is adapted to (trainer/kl_control.py; None: fixed at --kl-coef).
+# Tic-Tac-Toe (docs/experiments/tictactoe-choice-selfplay.md, 2026-11-27, 1,600 games a side and
+# exactly): pure self-play ended worse than the base (exactly 0.100 against 0.138); with half the
+# groups against checkpoints, seed 0 ended at 0.190 and seed 1 at 0.130 (collapsed at steps 5-7);
+# with the KL adapted to 0.25 as well, seed 1 at 0.139 (pulled back to the base) and seed 2 at 0.190.
+LAGGED = {"kuhn_poker": 0.0, "leduc_holdem": 0.0, "tictactoe": 0.5}
+KL_TARGET = {"kuhn_poker": None, "leduc_holdem": None, "tictactoe": 0.25}
 LAGGED_CHECKPOINT_EVERY = 2  # with --lagged: a checkpoint every 2 steps joins the opponents
 STEP_GROWTH = 1.5  # with --minutes: a step starts only if 1.5x the longest of the last three still fits
 
@@ -186,8 +194,8 @@ def defaults(game: str, **overrides: object) -> argparse.Namespace:
         "game": game, "name": f"bench-strategy-{game}", "runs": ROOT / "runs", "seed": 0, "steps": STEPS[game],
         "train_temperature": TRAIN_TEMPERATURE[game], "groups": GROUPS[game], "group_size": 4, "micro_batch": MICRO_BATCH[game],
         "learning_rate": 1e-3, "lr_schedule": "cosine", "lr_final_fraction": 0.1, "lr_warmup_steps": LR_WARMUP_STEPS[game],
-        "kl_coef": 0.1, "kl_target": None, "entropy_coef": ENTROPY_COEF[game], "average_from": 0.5, "state_baseline": STATE_BASELINE[game],
-        "lagged": 0.0, "branch": 0.0,
+        "kl_coef": 0.1, "kl_target": KL_TARGET[game], "entropy_coef": ENTROPY_COEF[game], "average_from": 0.5, "state_baseline": STATE_BASELINE[game],
+        "lagged": LAGGED[game], "branch": 0.0,
     }
     values.update(overrides)
     return argparse.Namespace(**values)
@@ -468,7 +476,8 @@ def main() -> None:
     parser.add_argument("--lr-final-fraction", type=float, default=0.1, help="the cosine's last rate over the first")
     parser.add_argument("--kl-coef", type=float, default=0.1, help="KL penalty to the base model per decision (0: none)")
     parser.add_argument("--kl-target", type=float, default=None,
-                        help="adapt the KL coefficient to this drift from the base per decision, never under --kl-coef (default: fixed)")
+                        help="adapt the KL coefficient to this drift from the base per decision, never under --kl-coef "
+                             "(0: fixed; default 0.25 in Tic-Tac-Toe, else fixed)")
     parser.add_argument("--lr-warmup-steps", type=int, default=None, help="steps of linear learning-rate warm-up (default: 4 in Tic-Tac-Toe, else 0)")
     parser.add_argument("--entropy-coef", type=float, default=None,
                         help="bonus on the entropy of each draw among the legal moves (0: none; default 0.02 in poker, 0 in Tic-Tac-Toe)")
@@ -477,8 +486,8 @@ def main() -> None:
     parser.add_argument("--state-baseline", action=argparse.BooleanOptionalAction, default=None,
                         help="centre each decision's advantage on the other visits to its state (default: on)")
     parser.add_argument("--curve-every", type=int, default=None, help="poker: exact exploitability every N steps (0: only at the end)")
-    parser.add_argument("--lagged", type=float, default=0.0,
-                        help="share of groups played against an earlier checkpoint of the run (PFSP), the rest self-play; default 0")
+    parser.add_argument("--lagged", type=float, default=None,
+                        help="share of groups played against an earlier checkpoint of the run (PFSP), the rest self-play; default 0.5 in Tic-Tac-Toe, else 0")
     parser.add_argument("--branch", type=float, default=0.0,
                         help="share of groups that start from a position of the last step's games (rollout.branch); default 0")
     parser.add_argument("--in-flight", type=int, default=32, help="evaluation games at once")
@@ -505,9 +514,11 @@ def main() -> None:
     args.state_baseline = STATE_BASELINE[game] if args.state_baseline is None else args.state_baseline
     args.entropy_coef = ENTROPY_COEF[game] if args.entropy_coef is None else args.entropy_coef
     args.lr_warmup_steps = LR_WARMUP_STEPS[game] if args.lr_warmup_steps is None else args.lr_warmup_steps
+    args.lagged = LAGGED[game] if args.lagged is None else args.lagged
+    args.kl_target = KL_TARGET[game] if args.kl_target is None else (args.kl_target or None)
     args.plot = None if args.plot == "none" or game not in POKER else Path(args.plot or ROOT / "docs" / "img" / f"strategy-{SHORT_NAME[game]}.png")
-    if args.eval_games < 2 or args.steps < 1 or args.seeds < 1 or (args.minutes is not None and args.minutes <= 0) or args.lr_warmup_steps < 0 or not 0 <= args.lagged < 1 or not 0 <= args.branch <= 1 or (args.kl_target is not None and args.kl_target <= 0):
-        parser.error("--eval-games must be at least 2, --steps and --seeds at least 1, --minutes positive, --lr-warmup-steps not negative, --lagged in [0, 1), --branch in [0, 1], --kl-target positive")
+    if args.eval_games < 2 or args.steps < 1 or args.seeds < 1 or (args.minutes is not None and args.minutes <= 0) or args.lr_warmup_steps < 0 or not 0 <= args.lagged < 1 or not 0 <= args.branch <= 1 or (args.kl_target is not None and args.kl_target < 0):
+        parser.error("--eval-games must be at least 2, --steps and --seeds at least 1, --minutes positive, --lr-warmup-steps not negative, --lagged in [0, 1), --branch in [0, 1], --kl-target not negative")
     if args.seeds > 1:
         figures = run_seeds(args, argv)
     else:

@@ -77,13 +77,18 @@ def test_the_kuhn_example_is_the_strategy_benchs_configuration():
 
 def test_the_strategy_benchs_lagged_share_draws_earlier_checkpoints():
     """--lagged F: that share of the groups meets a checkpoint of the run (saved every 2 steps), the
-    rest self-play; without it nothing is checkpointed and every group is self-play."""
+    rest self-play; at 0 nothing is checkpointed and every group is self-play. Tic-Tac-Toe's
+    default is half the groups, with the KL coefficient adapted to a drift of 0.25."""
     import random
 
     from bench.strategy import build_config, defaults
     from trainer.rollouts import OpponentPool
 
-    plain = parse_config(build_config(defaults("tictactoe")), "bench")
+    default = parse_config(build_config(defaults("tictactoe")), "bench")
+    assert [(o.kind, o.weight) for o in default.opponents] == [("self", 0.5), ("lagged", 0.5)]
+    assert (default.algorithm.kl_coef, default.algorithm.kl_target) == (0.1, 0.25)
+    assert parse_config(build_config(defaults("kuhn_poker")), "bench").algorithm.kl_target is None
+    plain = parse_config(build_config(defaults("tictactoe", lagged=0.0)), "bench")
     assert [o.kind for o in plain.opponents] == ["self"] and plain.checkpoint.every == 100_000
     mixed = parse_config(build_config(defaults("tictactoe", lagged=0.25)), "bench")
     assert [(o.kind, o.weight) for o in mixed.opponents] == [("self", 0.75), ("lagged", 0.25)]
