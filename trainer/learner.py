@@ -446,8 +446,8 @@ class Learner:
         if s.merge_duplicates:
             samples = merge_duplicates(samples)
         mismatch = self.prepare(samples, need_ref)
-        drift = measured_kl(samples) if need_ref else None
-        self.kl_coef = adapted_kl_coef(self.kl_coef, drift, s)  # this step's own update feels it
+        if need_ref and s.kl_target is not None:  # the drift is read only where a target uses it
+            self.kl_coef = adapted_kl_coef(self.kl_coef, measured_kl(samples), s)  # this step's own update feels it
         self.model.set_adapter(self.name)
         if self.dropout:
             self.model.train()
