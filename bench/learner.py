@@ -19,6 +19,11 @@ Trained tokens are the tokens the learner scores per epoch (prompt and scored re
 sample, a choice's every legal move) times epochs; tokens/s = trained tokens / seconds. The
 headline `learner_over_bare` is bare seconds / learner seconds (>= 0.7 is the target: the learner
 costs at most 1.43x the bare forward and backward of its tokens). It ends with one line of JSON.
+
+`--profile DIR` runs one more learner update under torch.profiler after the timed ones and writes,
+per game, DIR/learner-GAME-ops.txt: the update's phases (prepare, the reference pass, each
+micro-batch's forward, backward, the optimizer step) and its operators, by host time and, on CUDA,
+by device time, so the learner's own overhead on a fast device can be read off one run.
 """
 
 from __future__ import annotations
@@ -26,13 +31,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import copy
+import contextlib
 import json
 import random
 import statistics
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 
@@ -138,6 +144,50 @@ def timed_update(learner: Learner, samples: list[Sample], reuse: bool) -> float:
     return seconds
 
 
+@contextlib.contextmanager
+def phases_labelled(learner: Learner) -> Iterator[None]:
+    """The learner's phases as named ranges in a profile: its methods wrapped on this instance only,
+    for the length of the block (the learner itself carries no profiling code)."""
+    names = ["prepare", "_reference_logps", "_step", "_action_logps", "_choice_logps", "_forward_logps", "_run"]
+
+    def labelled(name: str, method: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            with torch.profiler.record_function(f"learner.{name.lstrip('_')}"):
+                return method(*args, **kwargs)
+        return run
+
+    for name in names:
+        setattr(learner, name, labelled(name, getattr(learner, name)))
+    step, backward = learner.optimizer.step, torch.Tensor.backward
+    learner.optimizer.step = labelled("optimizer_step", step)  # type: ignore[method-assign]
+    torch.Tensor.backward = labelled("backward", backward)  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        for name in names:
+            delattr(learner, name)  # the class's methods again
+        learner.optimizer.step = step  # type: ignore[method-assign]
+        torch.Tensor.backward = backward  # type: ignore[method-assign]
+
+
+def profile_update(learner: Learner, samples: list[Sample], path: Path) -> None:
+    """One more `Learner.update` (reused log-probs, base pass as at a first step) under
+    torch.profiler: the phases and the operators, by host and device time, into `path`."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if learner.device.type == "cuda" else [])
+    with profile(activities=activities) as prof, phases_labelled(learner):
+        seconds = timed_update(learner, samples, reuse=True)
+    averages = prof.key_averages()
+    sections = [f"one learner update under the profiler: {seconds:.2f} s on {learner.device}"]
+    sorts = ["cpu_time_total", "self_cpu_time_total"] + (["device_time_total", "self_device_time_total"] if learner.device.type == "cuda" else [])
+    for sort in sorts:
+        sections.append(f"\n== by {sort} ==\n" + averages.table(sort_by=sort, row_limit=40, max_name_column_width=60))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(sections), encoding="utf-8")
+    print(f"profile: {path}", flush=True)
+
+
 def measure(game: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
     options = defaults(game, name=f"bench-learner-{game}", runs=runs, seed=args.seed, group_size=args.group_size,
                        groups=args.groups or GROUPS[game])
@@ -161,6 +211,8 @@ def measure(game: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
         times["recompute"].append(timed_update(learner, samples, reuse=False))
         times["bare"].append(bare_seconds(learner, chunks, settings.epochs))
     medians = {k: statistics.median(v) for k, v in times.items()}
+    if args.profile is not None:
+        profile_update(learner, samples, args.profile / f"learner-{game}-ops.txt")
     trainer.close()
     out = {
         "game": game, "turns": len(samples), "samples": len(merged), "micro_batches": len(chunks), "epochs": settings.epochs,
@@ -181,6 +233,8 @@ def main() -> None:
     parser.add_argument("--group-size", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3, help="timed updates of each kind (median)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--profile", type=Path, default=None, metavar="DIR",
+                        help="also profile one learner update per game (torch.profiler) into DIR/learner-GAME-ops.txt")
     args = parser.parse_args()
     games = ["kuhn_poker", "tictactoe"] if args.game == "both" else [args.game]
     with tempfile.TemporaryDirectory(prefix="bench-learner-") as tmp:
