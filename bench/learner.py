@@ -15,6 +15,12 @@ GROUPS deals per step: the shipped SmolLM2 + a fresh LoRA, hf engine), then, on 
   another), left padded, one forward and one backward of the summed log-probs of those reply
   tokens through the same LoRA, `epochs` times; a plain causal mask, no cache, no prefix sharing,
   no reference, no optimizer.
+`dispatches`: the operators each of `learner` and `bare` sends to the device (counted once, untimed,
+by a torch dispatch mode; the backward's included). On a GPU at the shipped model's size each is a
+kernel launch and the launches set the time (an H100 was busy 0.2 s of a 2.6 s update), so
+`dispatch_bare_over_learner` is what `learner_over_bare` tends to there: a GPU figure the CPU can
+measure. `--share-prefix on|off` forces the learner's layout (default: the device's, see
+trainer.learner.Learner.share_prefix).
 Trained tokens are the tokens the learner scores per epoch (prompt and scored reply tokens of every
 sample, a choice's every legal move) times epochs; tokens/s = trained tokens / seconds. The
 headline `learner_over_bare` is bare seconds / learner seconds (>= 0.7 is the target: the learner
@@ -38,9 +44,10 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from bench.strategy import build_config, defaults
 from trainer.config import parse_config
@@ -123,6 +130,25 @@ def bare_seconds(learner: Learner, chunks: list[list[Sample]], epochs: int) -> f
     return seconds
 
 
+class DispatchCount(TorchDispatchMode):
+    """Counts the operators dispatched to a device inside the block, backward included."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops = 0
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        self.ops += 1
+        return func(*args, **(kwargs or {}))
+
+
+def dispatches(run: Callable[[], Any]) -> int:
+    """Operators `run()` dispatches."""
+    with DispatchCount() as count:
+        run()
+    return count.ops
+
+
 def timed_update(learner: Learner, samples: list[Sample], reuse: bool) -> float:
     """Seconds of one `Learner.update` on fresh copies of `samples`, the adapter restored after."""
     state = {k: v.detach().clone() for k, v in learner.params.items()}
@@ -193,6 +219,8 @@ def measure(game: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
                        groups=args.groups or GROUPS[game])
     trainer = Trainer(parse_config(build_config(options), "bench"))
     trainer.setup()
+    if args.share_prefix != "auto":
+        trainer.learner.settings = trainer.learner.settings.model_copy(update={"share_prefix": args.share_prefix == "on"})
     started = time.perf_counter()
     samples = samples_of_one_step(trainer)
     rollout_s = time.perf_counter() - started
@@ -203,7 +231,7 @@ def measure(game: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
         from trainer.learner import merge_duplicates
 
         merged = merge_duplicates(samples)
-    chunks = micro_batches(merged, settings.micro_batch_size, learner.rows_fitting)  # the learner's own cut
+    chunks = micro_batches(merged, settings.micro_batch_size, learner.rows_fitting, by_prefix=learner.share_prefix)  # the learner's own cut
     tokens = sum(scored_tokens(s) for s in merged) * settings.epochs
     times: dict[str, list[float]] = {"learner": [], "recompute": [], "bare": []}
     for _ in range(args.repeats):  # interleaved, so a busier moment hurts all three alike
@@ -211,6 +239,8 @@ def measure(game: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
         times["recompute"].append(timed_update(learner, samples, reuse=False))
         times["bare"].append(bare_seconds(learner, chunks, settings.epochs))
     medians = {k: statistics.median(v) for k, v in times.items()}
+    ops = {"learner": dispatches(lambda: timed_update(learner, samples, reuse=True)),
+           "bare": dispatches(lambda: bare_seconds(learner, chunks, settings.epochs))}
     if args.profile is not None:
         profile_update(learner, samples, args.profile / f"learner-{game}-ops.txt")
     trainer.close()
@@ -221,6 +251,9 @@ def measure(game: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
         **{f"{k}_tokens_per_s": round(tokens / v, 1) for k, v in medians.items()},
         "learner_over_bare": round(medians["bare"] / medians["learner"], 3),
         "recompute_over_bare": round(medians["bare"] / medians["recompute"], 3),
+        "share_prefix": learner.share_prefix,
+        "learner_dispatches": ops["learner"], "bare_dispatches": ops["bare"],
+        "dispatch_bare_over_learner": round(ops["bare"] / ops["learner"], 3),
     }
     print(json.dumps(out), flush=True)
     return out
@@ -233,19 +266,22 @@ def main() -> None:
     parser.add_argument("--group-size", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3, help="timed updates of each kind (median)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--share-prefix", choices=["auto", "on", "off"], default="auto",
+                        help="the learner's layout: a shared prompt prefix run once (on) or every row whole (off); auto: the device's")
     parser.add_argument("--profile", type=Path, default=None, metavar="DIR",
                         help="also profile one learner update per game (torch.profiler) into DIR/learner-GAME-ops.txt")
     args = parser.parse_args()
     games = ["kuhn_poker", "tictactoe"] if args.game == "both" else [args.game]
     with tempfile.TemporaryDirectory(prefix="bench-learner-") as tmp:
         results = {game: measure(game, args, Path(tmp)) for game in games}
-    summary: dict[str, Any] = {"torch_threads": torch.get_num_threads()}
+    summary: dict[str, Any] = {"torch_threads": torch.get_num_threads(), "share_prefix": args.share_prefix}
     for game, r in results.items():
         short = "kuhn" if game == "kuhn_poker" else "ttt"
         summary[f"{short}_learner_over_bare"] = r["learner_over_bare"]
         summary[f"{short}_update_s"] = r["learner_s"]
         summary[f"{short}_update_s_recompute"] = r["recompute_s"]
         summary[f"{short}_rollout_s"] = r["rollout_s"]
+        summary[f"{short}_dispatch_bare_over_learner"] = r["dispatch_bare_over_learner"]
     summary["learner_over_bare"] = min(r["learner_over_bare"] for r in results.values())
     print(json.dumps(summary))
 

@@ -6,7 +6,8 @@ paths it verifies and which it does not).
     2. hf engine, batched generate: 8 chats at once, seeded, with the sampled tokens' log-probs
     3. hf engine, batched choice scoring: 8 moves scored at once, probabilities that sum to 1
     4. one learner step in bfloat16 (autocast, LoRA kept in float32) with a checkpoint saved
-    5. a small league on the GPU with that LoRA checkpoint against `random`, stored and rated
+    5. one choice-mode learner step (Kuhn poker) in the device's layout, its scores against the engine's
+    6. a small league on the GPU with that LoRA checkpoint against `random`, stored and rated
 
 The same code runs on the CPU with `--device cpu` (the test suite does, so this script cannot rot
 on machines without a GPU). It prints one line per check and ends with one line of JSON.
@@ -131,6 +132,42 @@ def check_learner_step(device: str, out: Path) -> str:
     return f"{metrics['samples']} samples, {how}, checkpoint {report.checkpoint.name}"
 
 
+def check_choice_learner_step(device: str, out: Path) -> str:
+    """One Kuhn poker step in choice mode: the learner scores every legal move with gradients in
+    the device's layout (on CUDA each prompt and its moves in one forward, `share_prefix: auto`),
+    and its recompute of the check micro-batch is compared with the engine's own draw
+    probabilities (`mismatch/logp_abs_max`, in nats: float32 rounding on the CPU, bfloat16's on CUDA)."""
+    from trainer.config import parse_config
+    from trainer.run import Trainer
+
+    config = parse_config({
+        "name": "gpu-check-choice", "output_dir": str(out / "runs"), "steps": 1, "seed": 0, "device": device,
+        "games": [{"id": "kuhn_poker", "options": {"hands": 1}}],
+        "rollout": {"engine": "hf", "mode": "choice", "obs": "state", "temperature": 5.0, "groups_per_step": 4, "group_size": 4, "in_flight": 16},
+        "algorithm": {"epochs": 1, "minibatch_size": 64, "micro_batch_size": 64, "kl_coef": 0.1, "merge_duplicates": True},
+        "checkpoint": {"every": 1, "register_in_league": False},
+        "eval": {"games_per_opponent": 0},
+        "logging": {"wandb": False},
+    })
+    trainer = Trainer(config)
+    try:
+        [report] = asyncio.run(trainer.train())
+    finally:
+        trainer.close()
+    metrics = report.metrics
+    learner = trainer.learner
+    expected = not device.startswith("cuda")
+    if learner.share_prefix is not expected:
+        raise RuntimeError(f"share_prefix auto chose {learner.share_prefix} on {device}")
+    mismatch = float(metrics.get("mismatch/logp_abs_max", float("nan")))
+    if not math.isfinite(mismatch):
+        raise RuntimeError(f"no finite sampler/learner mismatch: {metrics.get('mismatch/logp_abs_max')}")
+    if not metrics.get("train/skipped") and not math.isfinite(float(metrics.get("train/loss", float("nan")))):
+        raise RuntimeError(f"the loss is not finite: {metrics.get('train/loss')}")
+    layout = "shared prefix" if learner.share_prefix else "one forward per micro-batch"
+    return f"{metrics['train/samples']} samples ({layout}), engine vs learner max {mismatch:.2e} nats"
+
+
 def check_league(device: str, out: Path) -> str:
     from league.config import parse_config
     from league.runner import run_league
@@ -161,6 +198,7 @@ def run_checks(device: str, out: Path) -> list[dict[str, Any]]:
         ("hf_generate_batch", lambda: check_generate(device)),
         ("hf_choose_batch", lambda: check_choose(device)),
         ("learner_step_bf16" if device.startswith("cuda") else "learner_step", lambda: check_learner_step(device, out)),
+        ("learner_step_choice", lambda: check_choice_learner_step(device, out)),
         ("league_with_lora_checkpoint", lambda: check_league(device, out)),
     ]
     results = []

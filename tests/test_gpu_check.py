@@ -22,6 +22,6 @@ def test_every_check_passes_on_the_cpu(tmp_path):
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     lines = run.stdout.strip().splitlines()
     summary = json.loads(lines[-1])
-    assert summary["gpu_check_failed"] == [] and summary["gpu_check_passed"] == 5, summary
+    assert summary["gpu_check_failed"] == [] and summary["gpu_check_passed"] == 6, summary
     assert [line.split()[1] for line in lines[:-1]] == list(summary["checks"])
     assert all(line.startswith("PASS") for line in lines[:-1])

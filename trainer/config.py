@@ -189,6 +189,10 @@ class AlgorithmSettings(_Strict):
     # of attention, measured ~1.4 GB a 1,000-token row for the shipped model in float32). None:
     # micro_batch_size rows whatever their width.
     micro_batch_memory_gb: float | None = Field(6.0, gt=0)
+    # Rows sharing a prompt prefix (the game's rules) run it once, its KV cache repeated for every
+    # row: fewer tokens, one more forward per micro-batch. "auto": on the CPU, where tokens cost;
+    # not on CUDA, where a small model's forward costs its kernel launches (trainer.learner).
+    share_prefix: Literal["auto"] | bool = "auto"
     learning_rate: float = Field(5e-5, gt=0, le=1)
     # "cosine": the learning rate falls from learning_rate at step 1 to lr_final_fraction x it at the
     # run's last step (trainer.run.scheduled_learning_rate). Self-play in a zero-sum game circles its
@@ -242,6 +246,13 @@ class AlgorithmSettings(_Strict):
     # to float32 rounding (< 1e-4 nats per token: tests/trainer/test_sampler_logps.py); the first
     # micro-batch of each step is still recomputed, and its difference logged as mismatch/*.
     reuse_sampler_logps: bool = True
+
+    @field_validator("share_prefix", mode="before")
+    @classmethod
+    def _share_prefix(cls, value: Any) -> Any:
+        if value != "auto" and not isinstance(value, bool):
+            raise ValueError(f"must be auto, true or false, got {value!r}")
+        return value
 
     @model_validator(mode="after")
     def _check(self) -> "AlgorithmSettings":

@@ -40,7 +40,9 @@ from typing import Any, Callable, Sequence
 import torch
 
 from arena.llm.engines.choice_memo import BoundedMemo, ids_digest
-from arena.llm.engines.scoring import MIN_SHARED_PREFIX, option_token_logprobs, prefix_groups, shared_prefix_length
+from arena.llm.engines.scoring import (
+    MIN_SHARED_PREFIX, option_token_logprobs, prefix_groups, prompt_and_option_token_logprobs, shared_prefix_length,
+)
 from trainer.config import AlgorithmSettings, LoraSettings
 from trainer.kl_control import adapted_kl_coef, measured_kl
 from trainer.loss import LossStats, normaliser, policy_loss
@@ -311,16 +313,19 @@ class Learner:
         firsts = sorted({row: index for index, row in reversed(list(enumerate(row_of)))}.items())
         questions = [samples[index] for _, index in firsts]
         names = [adapter_names[index] for _, index in firsts] if adapter_names is not None else None
-        prompts = [Sample(q.prompt_ids, [], 0.0) for q in questions]
+        options = [q.option_ids or [] for q in questions]
+        pad = self.engine.tokenizer.pad_token_id
+        row_kwargs = lambda owner: {"adapter_names": [names[i] for i in owner]} if names is not None else {}  # noqa: E731
         shared = self._shared_prefix(questions, names)
-        ids, attention, positions, _, _ = self._batch(prompts, shared)
         with self.autocast():
-            prompt_logits, cache = self._run(ids, attention, positions, shared, names, keep=1, keep_cache=True)
-            token_logps = option_token_logprobs(
-                self.model, prompt_logits[:, -1, :].float().log_softmax(-1), attention, cache, [q.option_ids or [] for q in questions],
-                self.engine.tokenizer.pad_token_id,
-                lambda owner: {"adapter_names": [names[i] for i in owner]} if names is not None else {},
-            )
+            if shared:  # the prefix once, the prompts' rest on its cache, the moves on theirs: three forwards
+                ids, attention, positions, _, _ = self._batch([Sample(q.prompt_ids, [], 0.0) for q in questions], shared)
+                prompt_logits, cache = self._run(ids, attention, positions, shared, names, keep=1, keep_cache=True)
+                token_logps = option_token_logprobs(
+                    self.model, prompt_logits[:, -1, :].float().log_softmax(-1), attention, cache, options, pad, row_kwargs,
+                )
+            else:  # prompts and moves in one forward
+                token_logps = prompt_and_option_token_logprobs(self.model, [q.prompt_ids for q in questions], options, pad, self.device, row_kwargs)
         totals = token_logps.sum(1)  # each legal move's log-prob as the whole reply, at temperature 1 as scored
         starts = [0]
         for question in questions:
@@ -338,8 +343,21 @@ class Learner:
                 entropy = entropy.detach()
         return logps, torch.ones_like(logps), entropy
 
+    @property
+    def share_prefix(self) -> bool:
+        """Whether rows that share a prompt prefix run it once, in a forward of its own, with its KV
+        cache repeated for every row (`algorithm.share_prefix`; "auto": on the CPU, not on CUDA).
+        On 2 CPU cores a forward costs its arithmetic, and a shared system prompt run once saves
+        most of it; on a GPU, at the shipped model's size, a forward costs its kernel launches
+        (an H100 was busy 0.2 s of a 2.6 s update: docs/benchmarks.md), so one forward per
+        micro-batch, each row with its whole prompt, is the cheaper layout."""
+        setting = self.settings.share_prefix
+        return self.device.type != "cuda" if setting == "auto" else setting
+
     def _shared_prefix(self, samples: Sequence[Sample], adapter_names: list[str] | None) -> int:
         """Prompt tokens every sample starts with, when worth running once (0 otherwise)."""
+        if not self.share_prefix:
+            return 0
         same_adapter = adapter_names is None or len(set(adapter_names)) == 1
         shared = shared_prefix_length([s.prompt_ids for s in samples]) if len(samples) > 1 and same_adapter else 0
         return shared if shared >= MIN_SHARED_PREFIX else 0
@@ -394,7 +412,7 @@ class Learner:
         self.model.eval()
         checked: set[bool] = set()  # kinds (choice or text) whose check micro-batch ran
         recomputed: list[Sample] = []
-        for chunk in micro_batches(samples, self.settings.micro_batch_size, self.rows_fitting):
+        for chunk in micro_batches(samples, self.settings.micro_batch_size, self.rows_fitting, by_prefix=self.share_prefix):
             reusable = self.settings.reuse_sampler_logps and all(x.sampled_by_learner and x.sampler_logps is not None for x in chunk)
             if reusable and chunk[0].is_choice in checked:
                 for sample in chunk:
@@ -490,7 +508,7 @@ class Learner:
         denominator = normaliser(mask_all, s.loss_norm, self.max_new_tokens, torch.tensor([x.weight for x in minibatch]))
         self.optimizer.zero_grad(set_to_none=True)
         agg = {"loss": 0.0, "clip_fraction": 0.0, "approx_kl": 0.0, "kl": 0.0, "entropy": 0.0, "tokens": 0.0}
-        for micro in micro_batches(minibatch, s.micro_batch_size, self.rows_fitting):
+        for micro in micro_batches(minibatch, s.micro_batch_size, self.rows_fitting, by_prefix=self.share_prefix):
             new_logps, mask, entropy = self._action_logps(micro, with_entropy=True)
             old = _stack([x.old_logps for x in micro], mask)
             ref = _stack([x.ref_logps for x in micro], mask) if need_ref else None
@@ -542,12 +560,14 @@ def _action_key(sample: Sample) -> bytes:
     return ids_digest(sample.prompt_ids, sample.completion_ids, sample.option_ids or [], sample.chosen, sample.choice_temperature)
 
 
-def micro_batches(samples: Sequence[Sample], size: int, rows_fitting: Callable[[int], int] | None = None) -> list[list[Sample]]:
+def micro_batches(samples: Sequence[Sample], size: int, rows_fitting: Callable[[int], int] | None = None,
+                  *, by_prefix: bool = True) -> list[list[Sample]]:
     """Chunks of at most `size` samples for one forward each: choice and text samples apart (their
-    log-probs are computed differently), and never across a prompt prefix they do not share (the
-    seats' system prompts differ in their first line): a chunk that mixed two seats would run both
-    seats' rules in full in every row instead of once. Only how the minibatch's loss is cut
-    changes, not its value (up to float rounding).
+    log-probs are computed differently), and, `by_prefix` (the learner shares prompt prefixes),
+    never across a prompt prefix they do not share (the seats' system prompts differ in their first
+    line): a chunk that mixed two seats would run both seats' rules in full in every row instead of
+    once. Without prefix sharing every row runs its whole prompt anyway, and fewer chunks are fewer
+    forwards. Only how the minibatch's loss is cut changes, not its value (up to float rounding).
 
     `rows_fitting(width)` bounds the rows of a chunk whose longest row (`row_tokens`) is `width`
     (trainer/micro_batch_memory.py: the update's memory grows with rows x width squared, and 16
@@ -556,7 +576,7 @@ def micro_batches(samples: Sequence[Sample], size: int, rows_fitting: Callable[[
     chunks: list[list[Sample]] = []
     for kind in (True, False):
         subset = [x for x in samples if x.is_choice is kind]
-        for group in prefix_groups([x.prompt_ids for x in subset]):
+        for group in prefix_groups([x.prompt_ids for x in subset]) if by_prefix else [list(range(len(subset)))]:
             chunk: list[Sample] = []
             longest = 0  # the chunk's widest row so far
             for x in (subset[i] for i in group):

@@ -2,6 +2,7 @@
 is the scoring's probability of that draw, and the learner must recompute exactly that."""
 
 import asyncio
+import dataclasses
 import math
 import random
 
@@ -124,6 +125,63 @@ def test_samples_asking_the_same_question_share_a_row_with_the_same_scores_and_g
         torch.testing.assert_close(grad, apart_grads[key], atol=1e-4 * scale, rtol=0)
 
 
+def _forwards(model) -> list[int]:
+    """A counter of the model's forward calls (the base model's, under peft's wrappers)."""
+    calls = [0]
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    base.register_forward_pre_hook(lambda module, args: calls.__setitem__(0, calls[0] + 1))
+    return calls
+
+
+def test_both_layouts_score_and_train_alike_and_the_unshared_one_runs_one_forward(learner_and_turns):
+    """share_prefix on: the seat's rules once, the prompts' rest on their cache, the moves on
+    theirs (three forwards); off (the default on CUDA): prompts and moves in one forward. Same
+    log-probs and gradients: float32 through 30 layers and a 49k-vocab log-softmax, summed in
+    another order, 1e-4 relative holds."""
+    learner, turns = learner_and_turns
+    first = turn_sample(turns[0].meta, 1.0)
+    # another question of the same seat: the same rules, a few tokens of the observation changed
+    tail = first.prompt_ids[-9:]
+    other_prompt = first.prompt_ids[:-9] + [token + 1 for token in tail[:3]] + tail[3:]
+    other = dataclasses.replace(first, prompt_ids=other_prompt, advantage=-0.5)
+    redraw = (first.chosen + 1) % len(first.option_ids)
+    samples = [first, other, dataclasses.replace(first, completion_ids=first.option_ids[redraw], chosen=redraw, advantage=0.25)]
+    calls = _forwards(learner.model)
+
+    def logps_and_grads(share: bool):
+        learner.settings = learner.settings.model_copy(update={"share_prefix": share})
+        learner.optimizer.zero_grad(set_to_none=True)
+        before = calls[0]
+        logps, _, _ = learner._choice_logps(samples, None, with_entropy=False)
+        forwards = calls[0] - before
+        (logps.squeeze(1) * torch.tensor([s.advantage for s in samples])).sum().backward()
+        grads = {k: p.grad.detach().clone() for k, p in learner.params.items() if p.grad is not None}
+        learner.optimizer.zero_grad(set_to_none=True)
+        return logps.detach().squeeze(1).tolist(), grads, forwards
+
+    try:
+        shared_values, shared_grads, shared_forwards = logps_and_grads(True)
+        whole_values, whole_grads, whole_forwards = logps_and_grads(False)
+    finally:
+        learner.settings = learner.settings.model_copy(update={"share_prefix": "auto"})
+    assert (shared_forwards, whole_forwards) == (3, 1)
+    assert whole_values == pytest.approx(shared_values, abs=1e-4)
+    assert shared_grads.keys() == whole_grads.keys() and shared_grads
+    for key, grad in shared_grads.items():
+        scale = float(grad.abs().max()) + 1e-12
+        torch.testing.assert_close(whole_grads[key], grad, atol=1e-4 * scale, rtol=0)
+
+
+def test_share_prefix_auto_shares_on_the_cpu_only(learner_and_turns):
+    learner, _ = learner_and_turns
+    assert learner.settings.share_prefix == "auto" and learner.device.type == "cpu" and learner.share_prefix
+    cuda = object.__new__(Learner)  # the rule alone, without a GPU
+    cuda.settings, cuda.device = AlgorithmSettings(), torch.device("cuda")
+    assert cuda.share_prefix is False
+    cuda.settings = AlgorithmSettings(share_prefix=True)
+    assert cuda.share_prefix is True
+
+
 def test_a_choice_sample_must_name_the_drawn_option():
     with pytest.raises(ValueError, match="option_ids\\[chosen\\]"):
         Sample([1, 2], [5, 0], 1.0, option_ids=[[4, 0], [5, 0]], chosen=0)
@@ -142,6 +200,10 @@ def test_micro_batches_keep_choice_and_text_samples_and_the_seats_apart():
     assert sorted(len(c) for c in chunks) == [1, 1, 1, 1, 2, 2, 2, 2]  # 3 per seat and kind, cut at 2
     for chunk in chunks:
         assert len({s.is_choice for s in chunk}) == 1 and len({s.prompt_ids[0] for s in chunk}) == 1
+    # without prefix sharing every row runs its whole prompt: the seats may share a chunk
+    whole = micro_batches([x for pair in zip(text, choice) for x in pair], 4, by_prefix=False)
+    assert sorted(len(c) for c in whole) == [2, 2, 4, 4]
+    assert all(len({s.is_choice for s in chunk}) == 1 for chunk in whole)
 
 
 def test_a_choice_run_trains_draws_and_plays_its_checkpoints_as_trained(tmp_path):

@@ -18,6 +18,8 @@ def _error(data):
 def test_defaults_are_valid():
     config = parse_config(GOOD)
     assert config.opponents[0].kind == "self" and config.algorithm.advantage == "grpo"
+    assert config.algorithm.share_prefix == "auto"
+    assert parse_config({**GOOD, "algorithm": {"share_prefix": False}}).algorithm.share_prefix is False
 
 
 @pytest.mark.parametrize(
@@ -42,6 +44,7 @@ def test_defaults_are_valid():
         ({"rollout": {"engine": "vllm", "executor": "ray"}}, "rollout: `engine: vllm` needs `executor: local`"),
         ({"rollout": {"engine": "onnx"}}, "train.yaml: rollout.engine: "),
         ({"algorithm": {"tis_cap": 0.5}}, "train.yaml: algorithm.tis_cap: "),
+        ({"algorithm": {"share_prefix": "sometimes"}}, "train.yaml: algorithm.share_prefix: must be auto, true or false, got 'sometimes'"),
     ],
 )
 def test_errors_name_the_key(patch, expected):

@@ -33,8 +33,68 @@ def option_token_logprobs(
 
     device = attention_mask.device
     prompts, prompt_width = attention_mask.shape
-    spans: list[list[tuple[int, int]]] = []  # per prompt: (start in its row, length) of each option
+    rows, spans = _option_rows(option_ids)
+    width = max(len(row) for row in rows)
+    ids = torch.full((prompts, width), pad_id, dtype=torch.long)
+    positions = torch.zeros((prompts, width), dtype=torch.long)
+    allowed = torch.zeros((prompts, width, prompt_width + width), dtype=torch.bool)
+    prompt_lengths = attention_mask.sum(-1).tolist()
+    prompt_keys = attention_mask.bool().cpu()
+    for b, row in enumerate(rows):
+        ids[b, : len(row)] = torch.tensor(row, dtype=torch.long)
+        _lay_options(allowed[b], positions[b], spans[b], prompt_keys[b], int(prompt_lengths[b]), prompt_width, len(row))
+    out = model(
+        input_ids=ids.to(device), attention_mask=_additive(allowed, model).to(device), position_ids=positions.to(device),
+        past_key_values=cache, use_cache=True, **forward_kwargs(list(range(prompts))),
+    )
+    return _gather_option_logprobs(first_logprobs, out.logits, spans, option_ids)
+
+
+def prompt_and_option_token_logprobs(
+    model: Any, prompt_ids: list[list[int]], option_ids: list[list[list[int]]], pad_id: int, device: Any,
+    forward_kwargs: Callable[[list[int]], dict[str, Any]],
+) -> "torch.Tensor":
+    """`option_token_logprobs` with each prompt in the same forward as its options: one row per
+    prompt, the prompt left padded to a common column, then its options one after another under
+    a 4D mask (the prompt's tokens see the prompt causally; each option's tokens see the prompt
+    and their own earlier tokens, at the positions they would have as the reply). One forward
+    instead of two (prompt, then options on its cache), for the same scores up to float rounding:
+    on a GPU at these sizes a forward costs its kernel launches, not its arithmetic (the learner
+    was launch bound on an H100: docs/benchmarks.md). Only the prompt's last position and the
+    options' positions are turned into logits."""
+    import torch
+
+    prompts = len(prompt_ids)
+    prompt_width = max(len(prompt) for prompt in prompt_ids)
+    rows, spans = _option_rows(option_ids)
+    option_width = max(len(row) for row in rows)
+    width = prompt_width + option_width
+    ids = torch.full((prompts, width), pad_id, dtype=torch.long)
+    positions = torch.zeros((prompts, width), dtype=torch.long)
+    allowed = torch.zeros((prompts, width, width), dtype=torch.bool)
+    for b, (prompt, row) in enumerate(zip(prompt_ids, rows)):
+        start = prompt_width - len(prompt)
+        ids[b, start:prompt_width] = torch.tensor(prompt, dtype=torch.long)
+        ids[b, prompt_width : prompt_width + len(row)] = torch.tensor(row, dtype=torch.long)
+        positions[b, start:prompt_width] = torch.arange(len(prompt))
+        allowed[b, start:prompt_width, start:prompt_width] = torch.tril(torch.ones(len(prompt), len(prompt), dtype=torch.bool))
+        for j in range(start):  # left padding sees itself only (a finite softmax); nothing reads it
+            allowed[b, j, j] = True
+        prompt_keys = torch.zeros(width, dtype=torch.bool)
+        prompt_keys[start:prompt_width] = True
+        _lay_options(allowed[b, prompt_width:], positions[b, prompt_width:], spans[b], prompt_keys[:prompt_width], len(prompt), prompt_width, len(row))
+    out = model(
+        input_ids=ids.to(device), attention_mask=_additive(allowed, model).to(device), position_ids=positions.to(device),
+        logits_to_keep=option_width + 1, **forward_kwargs(list(range(prompts))),
+    )
+    first_logprobs = out.logits[:, 0, :].float().log_softmax(-1)  # the prompt's last position
+    return _gather_option_logprobs(first_logprobs, out.logits[:, 1:], spans, option_ids)
+
+
+def _option_rows(option_ids: list[list[list[int]]]) -> tuple[list[list[int]], list[list[tuple[int, int]]]]:
+    """Each prompt's options one after another as one row, and (start in the row, length) of each."""
     rows: list[list[int]] = []
+    spans: list[list[tuple[int, int]]] = []
     for options in option_ids:
         row: list[int] = []
         spans.append([])
@@ -42,27 +102,39 @@ def option_token_logprobs(
             spans[-1].append((len(row), len(ids)))
             row.extend(ids)
         rows.append(row)
-    width = max(len(row) for row in rows)
-    ids = torch.full((prompts, width), pad_id, dtype=torch.long)
-    positions = torch.zeros((prompts, width), dtype=torch.long)
-    allowed = torch.zeros((prompts, width, prompt_width + width), dtype=torch.bool)
-    prompt_lengths = attention_mask.sum(-1).tolist()
-    prompt_keys = attention_mask.bool().cpu()
-    for b, (row, row_spans) in enumerate(zip(rows, spans)):
-        ids[b, : len(row)] = torch.tensor(row, dtype=torch.long)
-        for start, n in row_spans:
-            positions[b, start : start + n] = int(prompt_lengths[b]) + torch.arange(n)
-            allowed[b, start : start + n, :prompt_width] = prompt_keys[b]
-            allowed[b, start : start + n, prompt_width + start : prompt_width + start + n] = torch.tril(torch.ones(n, n, dtype=torch.bool))
-        for j in range(len(row), width):  # padding sees itself only (a finite softmax); nothing reads it
-            allowed[b, j, prompt_width + j] = True
+    return rows, spans
+
+
+def _lay_options(allowed: "torch.Tensor", positions: "torch.Tensor", spans: list[tuple[int, int]], prompt_keys: "torch.Tensor",
+                 prompt_length: int, prompt_width: int, row_length: int) -> None:
+    """One prompt's option columns: positions after the prompt, and what each may attend to
+    (`allowed` [option columns, prompt_width + option columns]): the prompt's real tokens and the
+    earlier tokens of its own option."""
+    import torch
+
+    for start, n in spans:
+        positions[start : start + n] = prompt_length + torch.arange(n)
+        allowed[start : start + n, :prompt_width] = prompt_keys
+        allowed[start : start + n, prompt_width + start : prompt_width + start + n] = torch.tril(torch.ones(n, n, dtype=torch.bool))
+    for j in range(row_length, allowed.shape[0]):  # padding sees itself only (a finite softmax); nothing reads it
+        allowed[j, prompt_width + j] = True
+
+
+def _additive(allowed: "torch.Tensor", model: Any) -> "torch.Tensor":
+    """A boolean [rows, queries, keys] mask as the model's additive 4D mask."""
+    import torch
+
     dtype = model.get_input_embeddings().weight.dtype
-    mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min).unsqueeze(1)
-    out = model(
-        input_ids=ids.to(device), attention_mask=mask.to(device), position_ids=positions.to(device),
-        past_key_values=cache, use_cache=True, **forward_kwargs(list(range(prompts))),
-    )
-    # An option's first token comes from the prompt's last position; its token j+1 from its position j.
+    return torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min).unsqueeze(1)
+
+
+def _gather_option_logprobs(first_logprobs: "torch.Tensor", option_logits: "torch.Tensor", spans: list[list[tuple[int, int]]],
+                            option_ids: list[list[list[int]]]) -> "torch.Tensor":
+    """[rows, longest option] token log-probs: an option's first token from its prompt's
+    next-token log-probs, its token j+1 from the logits at its own column j."""
+    import torch
+
+    device = first_logprobs.device
     pairs = [(b, start, option) for b, (row_spans, options) in enumerate(zip(spans, option_ids)) for (start, _), option in zip(row_spans, options)]
     longest = max(len(option) for _, _, option in pairs)
     owner = torch.tensor([b for b, _, _ in pairs], device=device)
@@ -78,7 +150,7 @@ def option_token_logprobs(
             target[r, :n] = torch.tensor(option[1:])
             valid[r, :n] = 1
         at, target, valid = at.to(device), target.to(device), valid.to(device)
-        logits = out.logits[owner.unsqueeze(1), at]  # [pairs, longest-1, vocab]: only the positions that score a token
+        logits = option_logits[owner.unsqueeze(1), at]  # [pairs, longest-1, vocab]: only the positions that score a token
         rest = logits.float().log_softmax(-1).gather(2, target.unsqueeze(2)).squeeze(2)
         token_logprobs = torch.cat([token_logprobs, rest * valid], dim=1)
     return token_logprobs
