@@ -238,7 +238,7 @@ def measure(game: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
         times["learner"].append(timed_update(learner, samples, reuse=True))
         times["recompute"].append(timed_update(learner, samples, reuse=False))
         times["bare"].append(bare_seconds(learner, chunks, settings.epochs))
-    medians = {k: statistics.median(v) for k, v in times.items()}
+    medians = {k: statistics.median(v) for k, v in times.items() if v}  # none at --repeats 0 (dispatches only)
     ops = {"learner": dispatches(lambda: timed_update(learner, samples, reuse=True)),
            "bare": dispatches(lambda: bare_seconds(learner, chunks, settings.epochs))}
     if args.profile is not None:
@@ -249,8 +249,8 @@ def measure(game: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
         "trained_tokens": tokens, "rollout_s": round(rollout_s, 1),
         **{f"{k}_s": round(v, 2) for k, v in medians.items()},
         **{f"{k}_tokens_per_s": round(tokens / v, 1) for k, v in medians.items()},
-        "learner_over_bare": round(medians["bare"] / medians["learner"], 3),
-        "recompute_over_bare": round(medians["bare"] / medians["recompute"], 3),
+        "learner_over_bare": round(medians["bare"] / medians["learner"], 3) if medians else None,
+        "recompute_over_bare": round(medians["bare"] / medians["recompute"], 3) if medians else None,
         "share_prefix": learner.share_prefix,
         "learner_dispatches": ops["learner"], "bare_dispatches": ops["bare"],
         "dispatch_bare_over_learner": round(ops["bare"] / ops["learner"], 3),
@@ -264,7 +264,7 @@ def main() -> None:
     parser.add_argument("--game", choices=["kuhn_poker", "tictactoe", "both"], default="both")
     parser.add_argument("--groups", type=int, default=None, help="deals per step (default: Kuhn 16, Tic-Tac-Toe 4)")
     parser.add_argument("--group-size", type=int, default=4)
-    parser.add_argument("--repeats", type=int, default=3, help="timed updates of each kind (median)")
+    parser.add_argument("--repeats", type=int, default=3, help="timed updates of each kind (median); 0: the dispatch counts only")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--share-prefix", choices=["auto", "on", "off"], default="auto",
                         help="the learner's layout: a shared prompt prefix run once (on) or every row whole (off); auto: the device's")
@@ -278,11 +278,12 @@ def main() -> None:
     for game, r in results.items():
         short = "kuhn" if game == "kuhn_poker" else "ttt"
         summary[f"{short}_learner_over_bare"] = r["learner_over_bare"]
-        summary[f"{short}_update_s"] = r["learner_s"]
-        summary[f"{short}_update_s_recompute"] = r["recompute_s"]
+        summary[f"{short}_update_s"] = r.get("learner_s")
+        summary[f"{short}_update_s_recompute"] = r.get("recompute_s")
         summary[f"{short}_rollout_s"] = r["rollout_s"]
         summary[f"{short}_dispatch_bare_over_learner"] = r["dispatch_bare_over_learner"]
-    summary["learner_over_bare"] = min(r["learner_over_bare"] for r in results.values())
+    ratios = [r["learner_over_bare"] for r in results.values() if r["learner_over_bare"] is not None]
+    summary["learner_over_bare"] = min(ratios) if ratios else None
     print(json.dumps(summary))
 
 

@@ -78,8 +78,8 @@ def prompt_and_option_token_logprobs(
         ids[b, prompt_width : prompt_width + len(row)] = torch.tensor(row, dtype=torch.long)
         positions[b, start:prompt_width] = torch.arange(len(prompt))
         allowed[b, start:prompt_width, start:prompt_width] = torch.tril(torch.ones(len(prompt), len(prompt), dtype=torch.bool))
-        for j in range(start):  # left padding sees itself only (a finite softmax); nothing reads it
-            allowed[b, j, j] = True
+        pads = torch.arange(start)  # left padding sees itself only (a finite softmax); nothing reads it
+        allowed[b, pads, pads] = True
         prompt_keys = torch.zeros(width, dtype=torch.bool)
         prompt_keys[start:prompt_width] = True
         _lay_options(allowed[b, prompt_width:], positions[b, prompt_width:], spans[b], prompt_keys[:prompt_width], len(prompt), prompt_width, len(row))
@@ -116,8 +116,8 @@ def _lay_options(allowed: "torch.Tensor", positions: "torch.Tensor", spans: list
         positions[start : start + n] = prompt_length + torch.arange(n)
         allowed[start : start + n, :prompt_width] = prompt_keys
         allowed[start : start + n, prompt_width + start : prompt_width + start + n] = torch.tril(torch.ones(n, n, dtype=torch.bool))
-    for j in range(row_length, allowed.shape[0]):  # padding sees itself only (a finite softmax); nothing reads it
-        allowed[j, prompt_width + j] = True
+    pads = torch.arange(row_length, allowed.shape[0])  # padding sees itself only (a finite softmax); nothing reads it
+    allowed[pads, prompt_width + pads] = True
 
 
 def _additive(allowed: "torch.Tensor", model: Any) -> "torch.Tensor":
