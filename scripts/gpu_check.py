@@ -102,15 +102,15 @@ def check_choose(device: str) -> str:
     return f"{CHATS} choices over {len(moves)} moves"
 
 
-def check_learner_step(device: str, out: Path) -> str:
+def _one_training_step(device: str, out: Path, name: str, games: list[dict], rollout: dict, algorithm: dict) -> tuple[Any, Any]:
+    """One `arena train` step with a checkpoint saved; its report and trainer (closed). Fails on a
+    non-finite loss."""
     from trainer.config import parse_config
     from trainer.run import Trainer
 
     config = parse_config({
-        "name": "gpu-check", "output_dir": str(out / "runs"), "steps": 1, "seed": 0, "device": device,
-        "games": [{"id": "tictactoe"}],
-        "rollout": {"engine": "hf", "groups_per_step": 2, "group_size": 2, "in_flight": 4, "max_new_tokens": 8},
-        "algorithm": {"advantage": "spiral", "epochs": 1, "minibatch_size": 16, "micro_batch_size": 8},
+        "name": name, "output_dir": str(out / "runs"), "steps": 1, "seed": 0, "device": device, "games": games,
+        "rollout": {"engine": "hf", **rollout}, "algorithm": {"epochs": 1, **algorithm},
         "checkpoint": {"every": 1, "register_in_league": False},
         "eval": {"games_per_opponent": 0},
         "logging": {"wandb": False},
@@ -121,12 +121,21 @@ def check_learner_step(device: str, out: Path) -> str:
     finally:
         trainer.close()
     metrics = report.metrics
-    if report.checkpoint is None:
-        raise RuntimeError("no checkpoint was saved")
     if not metrics.get("train/skipped") and not math.isfinite(float(metrics.get("train/loss", float("nan")))):
         raise RuntimeError(f"the loss is not finite: {metrics.get('train/loss')}")
-    learner = trainer.learner
-    if device.startswith("cuda") and not learner.use_bf16:
+    return report, trainer
+
+
+def check_learner_step(device: str, out: Path) -> str:
+    report, trainer = _one_training_step(
+        device, out, "gpu-check", [{"id": "tictactoe"}],
+        rollout={"groups_per_step": 2, "group_size": 2, "in_flight": 4, "max_new_tokens": 8},
+        algorithm={"advantage": "spiral", "minibatch_size": 16, "micro_batch_size": 8},
+    )
+    metrics = report.metrics
+    if report.checkpoint is None:
+        raise RuntimeError("no checkpoint was saved")
+    if device.startswith("cuda") and not trainer.learner.use_bf16:
         raise RuntimeError("the learner did not compute in bfloat16 on CUDA")
     how = "skipped (every advantage 0)" if metrics.get("train/skipped") else f"loss {float(metrics['train/loss']):.4f}"
     return f"{metrics['samples']} samples, {how}, checkpoint {report.checkpoint.name}"
@@ -137,33 +146,18 @@ def check_choice_learner_step(device: str, out: Path) -> str:
     the device's layout (on CUDA each prompt and its moves in one forward, `share_prefix: auto`),
     and its recompute of the check micro-batch is compared with the engine's own draw
     probabilities (`mismatch/logp_abs_max`, in nats: float32 rounding on the CPU, bfloat16's on CUDA)."""
-    from trainer.config import parse_config
-    from trainer.run import Trainer
-
-    config = parse_config({
-        "name": "gpu-check-choice", "output_dir": str(out / "runs"), "steps": 1, "seed": 0, "device": device,
-        "games": [{"id": "kuhn_poker", "options": {"hands": 1}}],
-        "rollout": {"engine": "hf", "mode": "choice", "obs": "state", "temperature": 5.0, "groups_per_step": 4, "group_size": 4, "in_flight": 16},
-        "algorithm": {"epochs": 1, "minibatch_size": 64, "micro_batch_size": 64, "kl_coef": 0.1, "merge_duplicates": True},
-        "checkpoint": {"every": 1, "register_in_league": False},
-        "eval": {"games_per_opponent": 0},
-        "logging": {"wandb": False},
-    })
-    trainer = Trainer(config)
-    try:
-        [report] = asyncio.run(trainer.train())
-    finally:
-        trainer.close()
+    report, trainer = _one_training_step(
+        device, out, "gpu-check-choice", [{"id": "kuhn_poker", "options": {"hands": 1}}],
+        rollout={"mode": "choice", "obs": "state", "temperature": 5.0, "groups_per_step": 4, "group_size": 4, "in_flight": 16},
+        algorithm={"minibatch_size": 64, "micro_batch_size": 64, "kl_coef": 0.1, "merge_duplicates": True},
+    )
     metrics = report.metrics
     learner = trainer.learner
-    expected = not device.startswith("cuda")
-    if learner.share_prefix is not expected:
+    if learner.share_prefix is device.startswith("cuda"):
         raise RuntimeError(f"share_prefix auto chose {learner.share_prefix} on {device}")
     mismatch = float(metrics.get("mismatch/logp_abs_max", float("nan")))
     if not math.isfinite(mismatch):
         raise RuntimeError(f"no finite sampler/learner mismatch: {metrics.get('mismatch/logp_abs_max')}")
-    if not metrics.get("train/skipped") and not math.isfinite(float(metrics.get("train/loss", float("nan")))):
-        raise RuntimeError(f"the loss is not finite: {metrics.get('train/loss')}")
     layout = "shared prefix" if learner.share_prefix else "one forward per micro-batch"
     return f"{metrics['train/samples']} samples ({layout}), engine vs learner max {mismatch:.2e} nats"
 
