@@ -50,3 +50,22 @@ def test_the_bare_forward_scores_a_reply_as_the_learner_does(tmp_path):
         torch.testing.assert_close(learner.params[key].grad, grad, atol=1e-4 * scale, rtol=2e-3)
     assert any(float(g.abs().sum()) > 0 for g in our_grads.values())
     learner.optimizer.zero_grad(set_to_none=True)
+
+
+def test_the_profile_names_the_learners_phases_and_leaves_it_as_it_was(tmp_path):
+    """`--profile`: one update under torch.profiler, its phases as named ranges; the learner's
+    methods and torch's backward are the originals again afterwards."""
+    from bench.learner import dispatches, profile_update
+
+    learner = learner_with_active_lora(tmp_path / "adapter")
+    tokenizer = learner.engine.tokenizer
+    samples = [Sample(_prompt(tokenizer, board), tokenizer(reply)["input_ids"] + [tokenizer.eos_token_id], advantage=advantage)
+               for board, reply, advantage in [("X at 4. Your move?", " [0]", 1.0), ("Empty board. Your move?", " [2]", -1.0)]]
+    backward = torch.Tensor.backward
+    profile_update(learner, samples, tmp_path / "ops.txt")
+    table = (tmp_path / "ops.txt").read_text()
+    for phase in ("learner.prepare", "learner.step", "learner.forward_logps", "learner.backward", "learner.optimizer_step"):
+        assert phase in table, phase
+    assert torch.Tensor.backward is backward
+    assert not {"prepare", "_step", "_run"} & set(vars(learner)), "the wrappers stay on the instance"
+    assert dispatches(lambda: torch.ones(3) + 1) == 2  # ones, add
