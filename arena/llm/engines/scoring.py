@@ -80,9 +80,9 @@ def prompt_and_option_token_logprobs(
         allowed[b, start:prompt_width, start:prompt_width] = torch.tril(torch.ones(len(prompt), len(prompt), dtype=torch.bool))
         pads = torch.arange(start)  # left padding sees itself only (a finite softmax); nothing reads it
         allowed[b, pads, pads] = True
-        prompt_keys = torch.zeros(width, dtype=torch.bool)
-        prompt_keys[start:prompt_width] = True
-        _lay_options(allowed[b, prompt_width:], positions[b, prompt_width:], spans[b], prompt_keys[:prompt_width], len(prompt), prompt_width, len(row))
+        prompt_keys = torch.zeros(prompt_width, dtype=torch.bool)
+        prompt_keys[start:] = True
+        _lay_options(allowed[b, prompt_width:], positions[b, prompt_width:], spans[b], prompt_keys, len(prompt), prompt_width, len(row))
     out = model(
         input_ids=ids.to(device), attention_mask=_additive(allowed, model).to(device), position_ids=positions.to(device),
         logits_to_keep=option_width + 1, **forward_kwargs(list(range(prompts))),
