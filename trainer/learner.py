@@ -41,7 +41,7 @@ import torch
 
 from arena.llm.engines.choice_memo import BoundedMemo, ids_digest
 from arena.llm.engines.scoring import (
-    MIN_SHARED_PREFIX, option_token_logprobs, prefix_groups, prompt_and_option_token_logprobs, shared_prefix_length,
+    MIN_SHARED_PREFIX, option_token_logprobs, prefix_groups, prompt_and_option_token_logprobs, shared_prefix_length, shares_prefix_on,
 )
 from trainer.config import AlgorithmSettings, LoraSettings
 from trainer.kl_control import adapted_kl_coef, measured_kl
@@ -346,13 +346,10 @@ class Learner:
     @property
     def share_prefix(self) -> bool:
         """Whether rows that share a prompt prefix run it once, in a forward of its own, with its KV
-        cache repeated for every row (`algorithm.share_prefix`; "auto": on the CPU, not on CUDA).
-        On 2 CPU cores a forward costs its arithmetic, and a shared system prompt run once saves
-        most of it; on a GPU, at the shipped model's size, a forward costs its kernel launches
-        (an H100 was busy 0.2 s of a 2.6 s update: docs/benchmarks.md), so one forward per
-        micro-batch, each row with its whole prompt, is the cheaper layout."""
+        cache repeated for every row (`algorithm.share_prefix`; "auto": the device's rule,
+        `shares_prefix_on`, which the engine's `choose` follows too)."""
         setting = self.settings.share_prefix
-        return self.device.type != "cuda" if setting == "auto" else setting
+        return shares_prefix_on(self.device) if setting == "auto" else setting
 
     def _shared_prefix(self, samples: Sequence[Sample], adapter_names: list[str] | None) -> int:
         """Prompt tokens every sample starts with, when worth running once (0 otherwise)."""

@@ -86,6 +86,35 @@ async def test_choose_returns_one_of_the_options(engine):
         await engine.choose(MESSAGES, [])
 
 
+@pytest.mark.slow
+async def test_choose_scores_the_same_in_the_cuda_layout_in_one_forward(engine, monkeypatch):
+    """Where no prefix is shared (CUDA's layout, `shares_prefix_on`), both seats' prompts and all
+    their moves run in one forward, and every move scores what the CPU's shared-prefix layout
+    gives it. float32 log-softmax over a 49k vocabulary, the prompt through a KV cache or under a
+    4D mask: 1e-4 holds (tests/llm/test_choice_scoring.py)."""
+    from arena.llm.engines.choice_memo import ChoiceMemo
+
+    rules = "Tic-Tac-Toe. Three marks in a row win; players alternate; a full board is a draw. " * 3
+    requests = [
+        ([{"role": "system", "content": f"You are {seat}. {rules}"}, {"role": "user", "content": f"Free cells: {cells}. Pick one."}], cells)
+        for seat, cells in (("X", ["1", "5", "9"]), ("X", ["2", "3", "7", "8"]), ("O", ["4", "6"]))
+    ]
+
+    async def scored() -> tuple[list[list[float]], int]:
+        monkeypatch.setattr(engine, "_choice_memo", ChoiceMemo())  # score again, not from the memo
+        before = engine.stats.choose_forwards
+        results = await asyncio.gather(*[engine.choose(messages, options) for messages, options in requests])
+        return [generation.option_logprobs for _, generation in results], engine.stats.choose_forwards - before
+
+    assert engine.share_prefix  # the CPU's rule
+    shared, shared_forwards = await scored()
+    monkeypatch.setattr(engine, "share_prefix", False)
+    joint, joint_forwards = await scored()
+    assert (shared_forwards, joint_forwards) == (3, 1)  # X's prefix, X's moves, O alone in one; then one for all
+    for a, b in zip(shared, joint):
+        assert a == pytest.approx(b, abs=1e-4)
+
+
 def _make_adapter(base_dir: str, out: Path, seed: int) -> str:
     import torch
     from peft import LoraConfig, get_peft_model

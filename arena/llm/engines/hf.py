@@ -54,7 +54,10 @@ from arena.llm.engines.contract import (
     end_of_turn_ids,
 )
 from arena.llm.engines.choice_memo import ChoiceMemo, ChoiceScores, weights_signature
-from arena.llm.engines.scoring import MIN_SHARED_PREFIX, option_token_logprobs, pick_option, prefix_groups, shared_prefix_length
+from arena.llm.engines.scoring import (
+    MIN_SHARED_PREFIX, option_token_logprobs, pick_option, prefix_groups, prompt_and_option_token_logprobs, shared_prefix_length,
+    shares_prefix_on,
+)
 from arena.llm.model import LoadedModel, ModelNotAvailable, load_model
 from arena.llm.token_chats import ChatTemplate
 
@@ -245,6 +248,9 @@ class HFEngine:
             getattr(self.model.config, "max_position_embeddings", None) or min(self.tokenizer.model_max_length, 1 << 20)
         )
         self.dtype = str(self.loaded.dtype).removeprefix("torch.")
+        # choose(): a prefix its prompts share runs once (the CPU), or each prompt runs whole in
+        # the same forward as its moves (CUDA): `shares_prefix_on`, the learner's rule too
+        self.share_prefix = shares_prefix_on(self.device)
         self.stats = HFStats()
         self._adapters: dict[str, str] = {}  # adapter key (resolved path) -> peft adapter name
         self._choice_memo = ChoiceMemo()
@@ -591,9 +597,10 @@ class HFEngine:
         vocab = int(self.model.config.vocab_size)
         results: dict[int, ChoiceScores] = {}
         # Seats' prompts differ from their first line (the role), so a batch of both seats' moves
-        # shares almost nothing: group the requests whose prompts share a prefix, and each group's
-        # chunks prefill that prefix once.
-        for group in prefix_groups([r.prompt_ids for r in requests]):
+        # shares almost nothing: where a shared prefix is run once, group the requests whose
+        # prompts share one, and each group's chunks prefill it once.
+        groups = prefix_groups([r.prompt_ids for r in requests]) if self.share_prefix else [list(range(len(requests)))]
+        for group in groups:
             chunk: list[int] = []
             load = 0
             for i in group:  # chunks bound the option log-prob tensor's size
@@ -624,15 +631,23 @@ class HFEngine:
         return out.logits[:, -1, :].float().log_softmax(-1), attention_mask, out.past_key_values
 
     def _score_chunk(self, requests: list[_Request]) -> list[ChoiceScores]:
-        # 1) Prefill every prompt once.
-        first_logprobs, attention_mask, cache = self._prefill_prompts(requests)
         names = [r.adapter for r in requests]
-        # 2) One row per (request, option): reuse the prompt's cache, feed the option's tokens.
-        token_logprobs = option_token_logprobs(
-            self.model, first_logprobs, attention_mask, cache, [r.option_ids for r in requests], self.tokenizer.pad_token_id,
-            lambda owner: self._adapter_kwargs([names[i] for i in owner]),
-        ).cpu()
-        self.stats.choose_forwards += 2
+        options = [r.option_ids for r in requests]
+        row_kwargs = lambda owner: self._adapter_kwargs([names[i] for i in owner])  # noqa: E731
+        prompts = [r.prompt_ids for r in requests]
+        if self.share_prefix and len(prompts) > 1 and shared_prefix_length(prompts) >= MIN_SHARED_PREFIX:
+            # 1) Prefill every prompt once, their shared prefix once. 2) One row per request: its
+            # options on the prompt's cache.
+            first_logprobs, attention_mask, cache = self._prefill_prompts(requests)
+            token_logprobs = option_token_logprobs(
+                self.model, first_logprobs, attention_mask, cache, options, self.tokenizer.pad_token_id, row_kwargs,
+            ).cpu()
+            self.stats.choose_forwards += 2
+        else:  # nothing shared: each prompt and its options in one forward
+            token_logprobs = prompt_and_option_token_logprobs(
+                self.model, prompts, options, self.tokenizer.pad_token_id, self.device, row_kwargs,
+            ).cpu()
+            self.stats.choose_forwards += 1
         results = []
         row = 0
         for request in requests:

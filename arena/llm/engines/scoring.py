@@ -14,6 +14,17 @@ from typing import Any, Callable
 MIN_SHARED_PREFIX = 32  # shorter common prefixes are not worth a separate prefill
 
 
+def shares_prefix_on(device: Any) -> bool:
+    """Whether prompts that share a prefix should run it once, in a forward of its own, with its
+    KV cache repeated for every row: on the CPU, not on CUDA. On 2 CPU cores a forward costs its
+    arithmetic, and a shared system prompt run once saves most of it; on a GPU, at the shipped
+    model's size, a forward costs its kernel launches (an H100 was busy 0.2 s of a 2.6 s learner
+    update: docs/benchmarks.md), so one forward per batch, each row with its whole prompt, is the
+    cheaper layout. The engine's `choose` and the learner follow the same rule, so the scores the
+    learner reuses from the sampler come from the same layout as its own."""
+    return getattr(device, "type", str(device)) != "cuda"
+
+
 def option_token_logprobs(
     model: Any, first_logprobs: "torch.Tensor", attention_mask: "torch.Tensor", cache: Any, option_ids: list[list[list[int]]],
     pad_id: int, forward_kwargs: Callable[[list[int]], dict[str, Any]],
