@@ -41,7 +41,7 @@ import torch
 
 from arena.llm.engines.choice_memo import BoundedMemo, ids_digest
 from arena.llm.engines.scoring import (
-    MIN_SHARED_PREFIX, option_token_logprobs, prefix_groups, prompt_and_option_token_logprobs, shared_prefix_length, shares_prefix_on,
+    option_token_logprobs, prefix_groups, prompt_and_option_token_logprobs, sharable_prefix, shares_prefix_on,
 )
 from trainer.config import AlgorithmSettings, LoraSettings
 from trainer.kl_control import adapted_kl_coef, measured_kl
@@ -356,8 +356,7 @@ class Learner:
         if not self.share_prefix:
             return 0
         same_adapter = adapter_names is None or len(set(adapter_names)) == 1
-        shared = shared_prefix_length([s.prompt_ids for s in samples]) if len(samples) > 1 and same_adapter else 0
-        return shared if shared >= MIN_SHARED_PREFIX else 0
+        return sharable_prefix([s.prompt_ids for s in samples]) if same_adapter else 0
 
     def _run(self, ids: torch.Tensor, attention: torch.Tensor, positions: torch.Tensor, shared: int,
              adapter_names: list[str] | None, keep: int, keep_cache: bool = False) -> tuple[torch.Tensor, Any]:

@@ -5,7 +5,7 @@ left-padded batch (with LoRA weights made non-zero first, so the adapter really 
 import pytest
 import torch
 
-import trainer.learner as learner_module
+import arena.llm.engines.scoring as scoring
 from tests.trainer.lora_learner import learner_with_active_lora
 from trainer.config import AlgorithmSettings, LoraSettings
 from trainer.learner import Learner, Sample, write_initial_adapter
@@ -35,14 +35,14 @@ def test_shared_prefix_gives_the_same_logps_and_gradients(tmp_path, monkeypatch)
     learner = learner_with_active_lora(tmp_path / "adapter")
     engine = learner.engine
     samples = _samples(engine.tokenizer)
-    assert learner_module.shared_prefix_length([s.prompt_ids for s in samples]) >= learner_module.MIN_SHARED_PREFIX
+    assert scoring.shared_prefix_length([s.prompt_ids for s in samples]) >= scoring.MIN_SHARED_PREFIX
 
     calls = []
     original = engine.model.forward
     monkeypatch.setattr(engine.model, "forward", lambda *a, **k: calls.append(k["input_ids"].shape) or original(*a, **k))
     shared_logps, shared_grads = _logps_and_grads(learner, samples)
     assert calls[0][0] == 1 and len(calls) == 2, "the prefix should run once, then every row's own tokens"
-    monkeypatch.setattr(learner_module, "MIN_SHARED_PREFIX", 10**9)  # the plain left-padded batch
+    monkeypatch.setattr(scoring, "MIN_SHARED_PREFIX", 10**9)  # the plain left-padded batch (sharable_prefix reads it)
     plain_logps, plain_grads = _logps_and_grads(learner, samples)
 
     torch.testing.assert_close(shared_logps, plain_logps, atol=2e-4, rtol=1e-4)
@@ -75,4 +75,4 @@ def test_micro_batches_hold_rows_that_share_a_system_prompt(tmp_path, monkeypatc
     learner.update(samples, __import__("random").Random(0))
     assert len(chunks) == 6  # before the update: old and base log-probs, two micro-batches each; then two in it
     for chunk in chunks:
-        assert learner_module.shared_prefix_length([s.prompt_ids for s in chunk]) >= learner_module.MIN_SHARED_PREFIX
+        assert scoring.shared_prefix_length([s.prompt_ids for s in chunk]) >= scoring.MIN_SHARED_PREFIX

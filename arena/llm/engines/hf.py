@@ -55,8 +55,7 @@ from arena.llm.engines.contract import (
 )
 from arena.llm.engines.choice_memo import ChoiceMemo, ChoiceScores, weights_signature
 from arena.llm.engines.scoring import (
-    MIN_SHARED_PREFIX, option_token_logprobs, pick_option, prefix_groups, prompt_and_option_token_logprobs, shared_prefix_length,
-    shares_prefix_on,
+    option_token_logprobs, pick_option, prefix_groups, prompt_and_option_token_logprobs, sharable_prefix, shares_prefix_on,
 )
 from arena.llm.model import LoadedModel, ModelNotAvailable, load_model
 from arena.llm.token_chats import ChatTemplate
@@ -497,8 +496,8 @@ class HFEngine:
         MIN_SHARED_PREFIX tokens, its KV is computed once per adapter and the rows are padded in
         the middle (prefix | pads | own suffix) so every row reuses it; else they are left padded."""
         prompts = [r.prompt_ids for r in requests]
-        shared = shared_prefix_length(prompts) if len(prompts) > 1 else 0
-        if shared < MIN_SHARED_PREFIX:
+        shared = sharable_prefix(prompts)
+        if not shared:
             input_ids, attention_mask = self._left_pad(prompts)
             return input_ids, attention_mask, None, 0
         input_ids, attention_mask = self._middle_pad(prompts, shared)
@@ -635,7 +634,7 @@ class HFEngine:
         options = [r.option_ids for r in requests]
         row_kwargs = lambda owner: self._adapter_kwargs([names[i] for i in owner])  # noqa: E731
         prompts = [r.prompt_ids for r in requests]
-        if self.share_prefix and len(prompts) > 1 and shared_prefix_length(prompts) >= MIN_SHARED_PREFIX:
+        if self.share_prefix and sharable_prefix(prompts):
             # 1) Prefill every prompt once, their shared prefix once. 2) One row per request: its
             # options on the prompt's cache.
             first_logprobs, attention_mask, cache = self._prefill_prompts(requests)

@@ -21,8 +21,18 @@ def shares_prefix_on(device: Any) -> bool:
     model's size, a forward costs its kernel launches (an H100 was busy 0.2 s of a 2.6 s learner
     update: docs/benchmarks.md), so one forward per batch, each row with its whole prompt, is the
     cheaper layout. The engine's `choose` and the learner follow the same rule, so the scores the
-    learner reuses from the sampler come from the same layout as its own."""
-    return getattr(device, "type", str(device)) != "cuda"
+    learner reuses from the sampler come from the same layout as its own. `device`: a
+    torch.device or its name ("cuda:1" included)."""
+    import torch
+
+    return torch.device(device).type != "cuda"
+
+
+def sharable_prefix(sequences: list[list[int]]) -> int:
+    """Tokens all sequences start with when that is worth a forward of its own (at least
+    MIN_SHARED_PREFIX, over more than one sequence); 0 otherwise."""
+    shared = shared_prefix_length(sequences) if len(sequences) > 1 else 0
+    return shared if shared >= MIN_SHARED_PREFIX else 0
 
 
 def option_token_logprobs(
