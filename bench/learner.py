@@ -207,6 +207,10 @@ def profile_update(learner: Learner, samples: list[Sample], path: Path) -> None:
     averages = prof.key_averages()
     sections = [f"one learner update under the profiler: {seconds:.2f} s on {learner.device}"]
     sorts = ["cpu_time_total", "self_cpu_time_total"] + (["device_time_total", "self_device_time_total"] if learner.device.type == "cuda" else [])
+    # every phase, whatever its rank: the tables below keep only their top rows, and a short
+    # phase (the optimizer step) falls out of them when the machine is busy
+    phases = sorted((e for e in averages if e.key.startswith("learner.")), key=lambda e: -e.cpu_time_total)
+    sections.append("\n== the learner's phases ==\n" + "\n".join(f"{e.key}: {e.count} calls, {e.cpu_time_total / 1e3:.1f} ms host total" for e in phases))
     for sort in sorts:
         sections.append(f"\n== by {sort} ==\n" + averages.table(sort_by=sort, row_limit=40, max_name_column_width=60))
     path.parent.mkdir(parents=True, exist_ok=True)
