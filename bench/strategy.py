@@ -173,6 +173,9 @@ def build_config(args: argparse.Namespace) -> dict:
             # with --kl-target: the coefficient doubles in a step whose policy drifted past 1.5x the
             # target from the base, and halves back toward --kl-coef below target / 1.5 (trainer/kl_control.py)
             "kl_target": args.kl_target,
+            # with --max-update-kl: an optimizer step whose policy moved further than this from the
+            # one that played the step's games is halved until it does not (trainer/update_bound.py)
+            "max_update_kl": args.max_update_kl,
             # exact entropy of each draw among the legal moves: resists collapsing onto one move
             # for every state before the advantages tell the states apart
             "entropy_coef": args.entropy_coef,
@@ -196,7 +199,7 @@ def defaults(game: str, **overrides: object) -> argparse.Namespace:
         "game": game, "name": f"bench-strategy-{game}", "runs": ROOT / "runs", "seed": 0, "steps": STEPS[game],
         "train_temperature": TRAIN_TEMPERATURE[game], "groups": GROUPS[game], "group_size": 4, "micro_batch": MICRO_BATCH[game],
         "learning_rate": 1e-3, "lr_schedule": "cosine", "lr_final_fraction": 0.1, "lr_warmup_steps": LR_WARMUP_STEPS[game],
-        "kl_coef": 0.1, "kl_target": KL_TARGET[game], "entropy_coef": ENTROPY_COEF[game], "average_from": 0.5, "state_baseline": STATE_BASELINE[game],
+        "kl_coef": 0.1, "kl_target": KL_TARGET[game], "max_update_kl": None, "entropy_coef": ENTROPY_COEF[game], "average_from": 0.5, "state_baseline": STATE_BASELINE[game],
         "lagged": LAGGED[game], "branch": 0.0,
     }
     values.update(overrides)
@@ -246,6 +249,8 @@ async def train(args: argparse.Namespace, tree: object | None) -> tuple[Trainer,
             shown = f"exploitability {curve[-1][1]:.4f}" + (f" (average {curve[-1][2]:.4f})" if curve[-1][2] is not None else "") + "  "
         m = report.metrics
         drift = f"kl {m['train/kl']:.3f} (coef {m['train/kl_coef']:.2f})  " if "train/kl" in m else ""
+        if "train/update_kl" in m:
+            drift += f"update kl {m['train/update_kl']:.3f} (halved {m['train/update_halvings']:.0f}x)  "
         print(f"step {report.step}: {shown}reward {m.get('reward/mean', float('nan')):+.3f}  lr {m.get('train/learning_rate', 0):.2e}  {drift}"
               f"entropy {m.get('train/entropy', float('nan')):.2f}  "
               f"rollout {m.get('rollout/seconds', 0):.0f} s  learner {m.get('train/seconds', 0):.0f} s  {durations[-1]:.0f} s", flush=True)
@@ -480,6 +485,8 @@ def main() -> None:
     parser.add_argument("--kl-target", type=float, default=None,
                         help="adapt the KL coefficient to this drift from the base per decision, never under --kl-coef "
                              "(0: fixed; default 0.25 in Tic-Tac-Toe, else fixed)")
+    parser.add_argument("--max-update-kl", type=float, default=None,
+                        help="bound each optimizer step's KL from the policy that played the step (halved until within; default: none)")
     parser.add_argument("--lr-warmup-steps", type=int, default=None, help="steps of linear learning-rate warm-up (default: 4 in Tic-Tac-Toe, else 0)")
     parser.add_argument("--entropy-coef", type=float, default=None,
                         help="bonus on the entropy of each draw among the legal moves (0: none; default 0.02 in poker, 0 in Tic-Tac-Toe)")
@@ -519,8 +526,8 @@ def main() -> None:
     args.lagged = LAGGED[game] if args.lagged is None else args.lagged
     args.kl_target = KL_TARGET[game] if args.kl_target is None else (args.kl_target or None)
     args.plot = None if args.plot == "none" or game not in POKER else Path(args.plot or ROOT / "docs" / "img" / f"strategy-{SHORT_NAME[game]}.png")
-    if args.eval_games < 2 or args.steps < 1 or args.seeds < 1 or (args.minutes is not None and args.minutes <= 0) or args.lr_warmup_steps < 0 or not 0 <= args.lagged < 1 or not 0 <= args.branch <= 1 or (args.kl_target is not None and args.kl_target < 0):
-        parser.error("--eval-games must be at least 2, --steps and --seeds at least 1, --minutes positive, --lr-warmup-steps not negative, --lagged in [0, 1), --branch in [0, 1], --kl-target not negative")
+    if args.eval_games < 2 or args.steps < 1 or args.seeds < 1 or (args.minutes is not None and args.minutes <= 0) or args.lr_warmup_steps < 0 or not 0 <= args.lagged < 1 or not 0 <= args.branch <= 1 or (args.kl_target is not None and args.kl_target < 0) or (args.max_update_kl is not None and args.max_update_kl <= 0):
+        parser.error("--eval-games must be at least 2, --steps and --seeds at least 1, --minutes positive, --lr-warmup-steps not negative, --lagged in [0, 1), --branch in [0, 1], --kl-target not negative, --max-update-kl positive")
     if args.seeds > 1:
         figures = run_seeds(args, argv)
     else:
@@ -530,7 +537,7 @@ def main() -> None:
         if game == "leduc_holdem":
             figures["leduc_exploitability_ratio"] = figures["exploitability_ratio"]
     figures.update(train_temperature=args.train_temperature, eval_temperature=args.temperature, learning_rate=args.learning_rate,
-                   lr_schedule=args.lr_schedule, lr_warmup_steps=args.lr_warmup_steps, average_from=args.average_from, state_baseline=args.state_baseline, kl_coef=args.kl_coef, kl_target=args.kl_target, entropy_coef=args.entropy_coef,
+                   lr_schedule=args.lr_schedule, lr_warmup_steps=args.lr_warmup_steps, average_from=args.average_from, state_baseline=args.state_baseline, kl_coef=args.kl_coef, kl_target=args.kl_target, max_update_kl=args.max_update_kl, entropy_coef=args.entropy_coef,
                    lagged=args.lagged, branch=args.branch, episodes_per_step=args.groups * args.group_size, steps_budget=args.steps)
     if args.json_out is not None:
         args.json_out.write_text(json.dumps(figures), encoding="utf-8")

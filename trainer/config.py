@@ -212,6 +212,12 @@ class AlgorithmSettings(_Strict):
     # throughout.
     kl_target: float | None = Field(None, gt=0)
     kl_coef_max: float = Field(10.0, gt=0)
+    # A bound on each optimizer step (trainer/update_bound.py): after the step, the new policy's KL
+    # from the behaviour policy over the step's turns (k3, one more forward of them); while over
+    # max_update_kl the step is halved, at most max_update_halvings times, then undone. None: no
+    # bound, no extra forward.
+    max_update_kl: float | None = Field(None, gt=0)
+    max_update_halvings: int = Field(5, ge=0, le=30)
     # Entropy bonus: the loss subtracts entropy_coef x the policy's entropy at each action, over
     # the vocabulary per reply token for text replies, over the legal moves for a choice-mode
     # draw (exact: every legal move is scored). 0 = none.

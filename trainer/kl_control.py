@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import torch
+
 from trainer.config import AlgorithmSettings
 from trainer.loss import k3
 
@@ -25,15 +27,22 @@ FACTOR = 2.0  # and then by this factor (PPO's choice for both)
 
 
 def measured_kl(samples: Sequence[Any]) -> float | None:
-    """The behaviour policy's KL to the reference over a step's turns: each turn's mean k3 over its
-    action tokens, averaged over turns (a merged sample counts `weight` times). None when no sample
-    carries both log-probs (no reference pass ran)."""
+    """The behaviour policy's KL to the reference over a step's turns (`behaviour_kl` of the
+    reference's log-probs). None when no sample carries both (no reference pass ran)."""
+    return behaviour_kl(samples, [sample.ref_logps for sample in samples])
+
+
+def behaviour_kl(samples: Sequence[Any], others: Sequence[torch.Tensor | None]) -> float | None:
+    """KL(behaviour || other) over a step's turns, `others[i]` being sample i's action log-probs
+    under the other policy: each turn's mean k3 over its action tokens (drawn from the behaviour
+    policy), averaged over turns (a merged sample counts `weight` times). None when no sample
+    carries both log-probs."""
     total = turns = 0.0
-    for sample in samples:
-        if sample.ref_logps is None or sample.old_logps is None:
+    for sample, other in zip(samples, others, strict=True):
+        if other is None or sample.old_logps is None:
             continue
         length = sample.action_length
-        per_token = k3(sample.ref_logps[:length].float(), sample.old_logps[:length].float())
+        per_token = k3(other[:length].float(), sample.old_logps[:length].float())
         total += float(per_token.mean()) * sample.weight
         turns += sample.weight
     return total / turns if turns else None

@@ -44,9 +44,10 @@ from arena.llm.engines.scoring import (
     option_token_logprobs, prefix_groups, prompt_and_option_token_logprobs, sharable_prefix, shares_prefix_on,
 )
 from trainer.config import AlgorithmSettings, LoraSettings
-from trainer.kl_control import adapted_kl_coef, measured_kl
+from trainer.kl_control import adapted_kl_coef, behaviour_kl, measured_kl
 from trainer.loss import LossStats, normaliser, policy_loss
 from trainer.micro_batch_memory import RowMemory
+from trainer.update_bound import bound_step
 
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
 ADAPTER_CONFIG = "adapter_config.json"
@@ -466,6 +467,8 @@ class Learner:
         if self.dropout:
             self.model.train()
         totals: dict[str, float] = {"loss": 0.0, "clip_fraction": 0.0, "approx_kl": 0.0, "kl": 0.0, "entropy": 0.0, "grad_norm": 0.0}
+        if s.max_update_kl is not None:
+            totals.update(update_kl=0.0, update_halvings=0.0, update_undone=0.0)
         steps = 0
         tokens_seen = 0
         order = list(range(len(samples)))
@@ -528,12 +531,18 @@ class Learner:
             agg["entropy"] += float((entropy.detach() * mask).sum()) if entropy is not None else 0.0
             agg["tokens"] += weight
         grad_norm = torch.nn.utils.clip_grad_norm_(list(self.params.values()), s.max_grad_norm)
+        bounded: dict[str, float] = {} if s.max_update_kl is None else {"update_kl": 0.0, "update_halvings": 0.0, "update_undone": 0.0}
         if not math.isfinite(float(grad_norm)):
             self.optimizer.zero_grad(set_to_none=True)  # skip a step that would poison the adapter
-        else:
+        elif s.max_update_kl is None:
             self.optimizer.step()
+        else:
+            before = {name: p.detach().clone() for name, p in self.params.items()}
+            self.optimizer.step()
+            step = bound_step(self.params, before, lambda: self._kl_from_behaviour(minibatch), s.max_update_kl, s.max_update_halvings)
+            bounded = {"update_kl": step.kl, "update_halvings": float(step.halvings), "update_undone": float(step.undone)}
         tokens = max(1.0, agg["tokens"])
-        return {
+        return bounded | {
             "loss": agg["loss"],
             "clip_fraction": agg["clip_fraction"] / tokens,
             "approx_kl": agg["approx_kl"] / tokens,
@@ -542,6 +551,23 @@ class Learner:
             "grad_norm": float(grad_norm),
             "tokens": agg["tokens"],
         }
+
+    def _kl_from_behaviour(self, samples: list[Sample]) -> float:
+        """The current policy's KL from the behaviour one over `samples` (`behaviour_kl`): one
+        forward of them, without gradients or dropout."""
+        self.model.eval()
+        ordered: list[Sample] = []
+        current: list[torch.Tensor] = []
+        try:
+            with torch.no_grad():
+                for micro in micro_batches(samples, self.settings.micro_batch_size, self.rows_fitting, by_prefix=self.share_prefix):
+                    logps, _, _ = self._action_logps(micro)
+                    ordered.extend(micro)
+                    current.extend(logps[row, : sample.action_length].float().cpu() for row, sample in enumerate(micro))
+        finally:
+            if self.dropout:
+                self.model.train()
+        return behaviour_kl(ordered, current) or 0.0
 
 
 def decision_state(sample: Sample) -> bytes:

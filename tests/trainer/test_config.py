@@ -32,6 +32,8 @@ def test_defaults_are_valid():
         ({"algorithm": {"kl_target": 0.2}}, "kl_target needs kl_coef > 0"),
         ({"algorithm": {"kl_coef": 0.1, "kl_target": 0}}, "train.yaml: algorithm.kl_target: "),
         ({"algorithm": {"kl_coef": 0.5, "kl_coef_max": 0.2}}, "kl_coef_max (0.2) must not be under kl_coef (0.5)"),
+        ({"algorithm": {"max_update_kl": 0}}, "train.yaml: algorithm.max_update_kl: "),
+        ({"algorithm": {"max_update_kl": 0.05, "max_update_halvings": -1}}, "train.yaml: algorithm.max_update_halvings: "),
         ({"games": [{"id": "tictactoe", "players": 5}]}, "train.yaml: games[0].id: "),
         ({"games": [{"id": "tictactoo"}]}, "did you mean tictactoe"),
         ({"opponents": [{"kind": "league"}]}, "train.yaml: opponents[0]: a league opponent needs"),
