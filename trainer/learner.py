@@ -47,7 +47,7 @@ from trainer.config import AlgorithmSettings, LoraSettings
 from trainer.kl_control import adapted_kl_coef, behaviour_kl, measured_kl
 from trainer.loss import LossStats, normaliser, policy_loss
 from trainer.micro_batch_memory import RowMemory
-from trainer.update_bound import bound_step
+from trainer.update_bound import NO_STEP, bound_step
 
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
 ADAPTER_CONFIG = "adapter_config.json"
@@ -468,7 +468,7 @@ class Learner:
             self.model.train()
         totals: dict[str, float] = {"loss": 0.0, "clip_fraction": 0.0, "approx_kl": 0.0, "kl": 0.0, "entropy": 0.0, "grad_norm": 0.0}
         if s.max_update_kl is not None:
-            totals.update(update_kl=0.0, update_halvings=0.0, update_undone=0.0)
+            totals.update(dict.fromkeys(NO_STEP.stats(), 0.0))
         steps = 0
         tokens_seen = 0
         order = list(range(len(samples)))
@@ -531,7 +531,7 @@ class Learner:
             agg["entropy"] += float((entropy.detach() * mask).sum()) if entropy is not None else 0.0
             agg["tokens"] += weight
         grad_norm = torch.nn.utils.clip_grad_norm_(list(self.params.values()), s.max_grad_norm)
-        bounded: dict[str, float] = {} if s.max_update_kl is None else {"update_kl": 0.0, "update_halvings": 0.0, "update_undone": 0.0}
+        bounded: dict[str, float] = {} if s.max_update_kl is None else NO_STEP.stats()
         if not math.isfinite(float(grad_norm)):
             self.optimizer.zero_grad(set_to_none=True)  # skip a step that would poison the adapter
         elif s.max_update_kl is None:
@@ -539,8 +539,7 @@ class Learner:
         else:
             before = {name: p.detach().clone() for name, p in self.params.items()}
             self.optimizer.step()
-            step = bound_step(self.params, before, lambda: self._kl_from_behaviour(minibatch), s.max_update_kl, s.max_update_halvings)
-            bounded = {"update_kl": step.kl, "update_halvings": float(step.halvings), "update_undone": float(step.undone)}
+            bounded = bound_step(self.params, before, lambda: self._kl_from_behaviour(minibatch), s.max_update_kl, s.max_update_halvings).stats()
         tokens = max(1.0, agg["tokens"])
         return bounded | {
             "loss": agg["loss"],

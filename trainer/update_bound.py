@@ -26,6 +26,13 @@ class BoundedStep:
     halvings: int  # how many times the step was halved
     undone: bool  # no step was small enough: the weights are the ones before the step
 
+    def stats(self) -> dict[str, float]:
+        """As the learner logs it (train/update_*)."""
+        return {"update_kl": self.kl, "update_halvings": float(self.halvings), "update_undone": float(self.undone)}
+
+
+NO_STEP = BoundedStep(0.0, 0, False)  # a step skipped for a non-finite gradient: nothing moved
+
 
 def bound_step(
     params: Mapping[str, torch.nn.Parameter],
