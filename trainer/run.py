@@ -50,6 +50,16 @@ class TrainError(ValueError):
     """The run cannot start or continue (existing run without --resume, a bad adapter): one line."""
 
 
+def stop_if_every_move_failed(step: int, episodes: list[Episode]) -> None:
+    """A step whose every learner move raised (no reply at all, as opposed to a move the game
+    rejected) has nothing to train, and another step would fail the same way: a broken engine or
+    adapter, not a weak policy. Stop with the first error rather than log a step of forfeits."""
+    turns = [t for e in episodes for t in e.turns()]
+    if turns and all(t.error is not None for t in turns):
+        raise TrainError(f"step {step}: every move of the learner's failed ({len(turns)} of {len(turns)}), "
+                         f"so there is nothing to train; the first: {turns[0].error}")
+
+
 @dataclass
 class StepReport:
     step: int
@@ -244,6 +254,7 @@ class Trainer:
         records = [record for _, record in rollout.records]
         self.previous_games = records
         episodes = self._score_episodes(rollout.records)
+        stop_if_every_move_failed(step, episodes)
         pushed = self._send_to_sink(records)
         advantages = self._advantages(episodes)
         samples, dropped = self._samples(episodes, advantages)
@@ -391,6 +402,7 @@ class Trainer:
             metrics["games/win_vs_opponents"] = outcomes.count("win") / len(outcomes)
         turns = [t for e in episodes for t in e.turns()]
         if turns:
+            metrics["rollout/error_rate"] = sum(t.error is not None for t in turns) / len(turns)
             metrics["invalid_rate"] = sum(not t.clean for t in turns) / len(turns)
             metrics["format_failure_rate"] = sum(is_format_failure(t) for t in turns) / len(turns)
             metrics["reply_tokens"] = sum(t.completion_tokens or 0 for t in turns) / len(turns)

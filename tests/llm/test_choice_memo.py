@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import random
 
+import pytest
 import torch
 
 from arena.llm.engines import open_engine
@@ -18,8 +19,13 @@ MESSAGES = [{"role": "user", "content": "Kuhn poker. Your card: K. Opponent bet.
 OPTIONS = ["call", "fold"]
 
 
-def test_an_identical_choice_takes_the_first_ones_scores_and_draws_with_its_own_seed():
+@pytest.mark.parametrize("share_prefix", [True, False], ids=["cpu-layout", "cuda-layout"])
+def test_an_identical_choice_takes_the_first_ones_scores_and_draws_with_its_own_seed(share_prefix, monkeypatch):
+    """In both layouts (`shares_prefix_on`): a batch whose every request is remembered scores
+    nothing. On CUDA's it once scored an empty batch and failed every move of a self-play run."""
     engine = open_engine("local", "hf")
+    monkeypatch.setattr(engine, "_choice_memo", ChoiceMemo())  # the other layout's scores are not these
+    monkeypatch.setattr(engine, "share_prefix", share_prefix)
     hits = engine.stats.choice_memo_hits
 
     async def draws():
