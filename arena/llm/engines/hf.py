@@ -587,8 +587,7 @@ class HFEngine:
             elif key not in missing:
                 missing[key] = request
         self.stats.choice_memo_hits += len(requests) - len(missing)
-        computed_scores = self._score_choices(list(missing.values())) if missing else []
-        for key, computed in zip(missing, computed_scores):
+        for key, computed in zip(missing, self._score_choices(list(missing.values()))):
             scores[key] = computed
             self._choice_memo.put(key, computed)
         return [self._choice_result(request, scores[key]) for key, request in zip(keys, requests)]
@@ -599,7 +598,7 @@ class HFEngine:
         # Seats' prompts differ from their first line (the role), so a batch of both seats' moves
         # shares almost nothing: where a shared prefix is run once, group the requests whose
         # prompts share one, and each group's chunks prefill it once.
-        if not requests:
+        if not requests:  # every choice of the batch was remembered
             return []
         groups = prefix_groups([r.prompt_ids for r in requests]) if self.share_prefix else [list(range(len(requests)))]
         for group in groups:
