@@ -34,7 +34,9 @@ def test_an_identical_choice_takes_the_first_ones_scores_and_draws_with_its_own_
     first = asyncio.run(draws())
     assert engine.stats.choice_memo_hits - hits >= 39  # one computed, the rest remembered
     assert len({tuple(g.option_logprobs) for _, g in first}) == 1
+    forwards = engine.stats.choose_forwards
     again = asyncio.run(draws())
+    assert engine.stats.choose_forwards == forwards  # every choice remembered: no forward at all
     assert [m for m, _ in again] == [m for m, _ in first]  # same seeds, same draws
     assert {m for m, _ in first} == set(OPTIONS)  # the seeds still draw both moves at T = 5
 
