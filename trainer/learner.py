@@ -468,7 +468,7 @@ class Learner:
             self.model.train()
         totals: dict[str, float] = {"loss": 0.0, "clip_fraction": 0.0, "approx_kl": 0.0, "kl": 0.0, "entropy": 0.0, "grad_norm": 0.0}
         if s.max_update_kl is not None:
-            totals.update(dict.fromkeys(NO_STEP.stats(), 0.0))
+            totals.update(NO_STEP.stats())  # zeros, summed over the steps
         steps = 0
         tokens_seen = 0
         order = list(range(len(samples)))
