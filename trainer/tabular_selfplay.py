@@ -166,11 +166,13 @@ def reference_sweep(
     tree: GameTree, start: Strategy, steps: int, deals_per_step: int, hands_per_deal: int,
     kl_coef: float = 0.0, entropy_coef: float = 0.0,
     learning_rates: tuple[float, ...] = REFERENCE_LEARNING_RATES, seeds: int = 20,
+    state_baseline: bool = False, lr_final_fraction: float | None = None,
 ) -> dict[float, list[float]]:
     """The final exploitability of `seeds` runs at each learning rate: the reference learner's
     spread, tuned after the fact (the LLM run gets no such sweep, so this favours the reference)."""
     return {
-        lr: [tabular_selfplay(tree, start, SelfPlaySettings(steps, deals_per_step, hands_per_deal, lr, kl_coef, entropy_coef, seed)).curve[-1]
+        lr: [tabular_selfplay(tree, start, SelfPlaySettings(steps, deals_per_step, hands_per_deal, lr, kl_coef, entropy_coef, seed,
+                                                           state_baseline, lr_final_fraction)).curve[-1]
              for seed in range(seeds)]
         for lr in learning_rates
     }

@@ -55,6 +55,21 @@ def test_sweep_reports_every_seed_at_every_learning_rate(kuhn_tree) -> None:
     assert len(set(finals[0.1])) > 1  # the seeds draw different hands
 
 
+def test_sweep_passes_the_baseline_and_schedule_to_every_run(kuhn_tree) -> None:
+    start = uniform_strategy(kuhn_tree)
+
+    def finals(**recipe):
+        return reference_sweep(kuhn_tree, start, steps=4, deals_per_step=4, hands_per_deal=4, learning_rates=(0.3,), seeds=2, **recipe)[0.3]
+
+    def run(seed: int, **recipe):
+        return tabular_selfplay(kuhn_tree, start, SelfPlaySettings(4, 4, 4, 0.3, seed=seed, **recipe)).curve[-1]
+
+    recipe = {"state_baseline": True, "lr_final_fraction": 0.1}
+    assert finals(**recipe) == [run(0, **recipe), run(1, **recipe)]
+    assert finals() == [run(0), run(1)]
+    assert finals(**recipe) != finals()  # the same hands, other updates
+
+
 def test_reference_figures_pick_the_best_median_as_ratios() -> None:
     finals = {0.1: [0.1, 0.2, 0.3, 0.4], 1.0: [0.05, 0.3, 0.3, 0.5]}  # medians 0.25 and 0.3
     figures = reference_figures(finals, base_exploitability=0.5)
