@@ -61,6 +61,11 @@ def after(board: str, cell: int) -> str:
     return board[:cell] + MARKS[to_move(board)] + board[cell + 1 :]
 
 
+def k3(q: float) -> float:
+    """trainer.loss.k3 for one log-ratio q = log pi_ref(a) - log pi(a): e^q - q - 1."""
+    return math.exp(q) - q - 1.0
+
+
 Logits = dict[str, list[float]]  # board -> one logit per empty cell, in cell order
 Policy = Callable[[str], list[float]]  # board -> one probability per empty cell
 
@@ -236,11 +241,6 @@ def tabular_tictactoe(settings: TicTacToeSettings, start: Policy = uniform) -> T
                     avg[j] += (z[j] - avg[j]) / averaged
     run.boards_trained = len(trained)
     return run
-
-
-def k3(q: float) -> float:
-    """trainer.loss.k3 for one log-ratio q = log pi_ref(a) - log pi(a): e^q - q - 1."""
-    return math.exp(q) - q - 1.0
 
 
 def exact_draw_or_win(policy: Policy) -> dict[str, float]:
