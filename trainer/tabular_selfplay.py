@@ -60,12 +60,18 @@ class Adam:
 
     def step(self, params: list[float], grads: list[float]) -> None:
         self.t += 1
-        b1, b2 = self.betas
-        for i, g in enumerate(grads):
-            self.m[i] = b1 * self.m[i] + (1 - b1) * g
-            self.v[i] = b2 * self.v[i] + (1 - b2) * g * g
-            m_hat, v_hat = self.m[i] / (1 - b1**self.t), self.v[i] / (1 - b2**self.t)
-            params[i] -= self.lr * m_hat / (math.sqrt(v_hat) + self.eps)
+        adam_update(params, grads, self.m, self.v, self.t, self.lr, self.betas, self.eps)
+
+
+def adam_update(params: list[float], grads: list[float], m: list[float], v: list[float], t: int, lr: float,
+                betas: tuple[float, float], eps: float) -> None:
+    """Adam's step `t` (1-based) on `params` in place, its moments `m` and `v` updated in place."""
+    b1, b2 = betas
+    for i, g in enumerate(grads):
+        m[i] = b1 * m[i] + (1 - b1) * g
+        v[i] = b2 * v[i] + (1 - b2) * g * g
+        m_hat, v_hat = m[i] / (1 - b1**t), v[i] / (1 - b2**t)
+        params[i] -= lr * m_hat / (math.sqrt(v_hat) + eps)
 
 
 def softmax(logits: list[float]) -> list[float]:

@@ -40,12 +40,12 @@ from games.tictactoe import MARKS, best_cells, winner_of
 from trainer.advantages import grpo_advantages, state_baseline
 from trainer.config import AlgorithmSettings
 from trainer.kl_control import adapted_kl_coef
+from trainer.opponent_sampling import pfsp_weight
 from trainer.schedule import scheduled_learning_rate
-from trainer.tabular_selfplay import decision_loss_gradient, softmax
+from trainer.tabular_selfplay import adam_update, decision_loss_gradient, softmax
 
 EMPTY_BOARD = "." * 9
 SCORE = {"win": 1.0, "draw": 0.5, "loss": 0.0}  # trainer.rewards' outcome score for two players
-PFSP_EXPONENT = 2.0  # trainer.opponent_sampling's f_hard(x) = (1 - x)^p
 
 
 def to_move(board: str) -> int:
@@ -114,18 +114,12 @@ class SparseAdam:
 
     def step(self, params: Logits, grads: dict[str, list[float]]) -> None:
         self.t += 1
-        b1, b2 = self.betas
         for key in grads:
             self.m.setdefault(key, [0.0] * len(grads[key]))
             self.v.setdefault(key, [0.0] * len(grads[key]))
-        for key in self.m:
-            g = grads.get(key)
-            m, v, row = self.m[key], self.v[key], params[key]
-            for i in range(len(row)):
-                gi = g[i] if g is not None else 0.0
-                m[i] = b1 * m[i] + (1 - b1) * gi
-                v[i] = b2 * v[i] + (1 - b2) * gi * gi
-                row[i] -= self.lr * (m[i] / (1 - b1**self.t)) / (math.sqrt(v[i] / (1 - b2**self.t)) + self.eps)
+        for key, m in self.m.items():
+            row = params[key]
+            adam_update(row, grads.get(key) or [0.0] * len(row), m, self.v[key], self.t, self.lr, self.betas, self.eps)
 
 
 def table_policy(logits: Logits, start: Policy) -> Policy:
@@ -191,7 +185,7 @@ def tabular_tictactoe(settings: TicTacToeSettings, start: Policy = uniform) -> T
         for g in range(settings.groups):
             opponent = None
             if checkpoints and rng.random() < settings.lagged:
-                weights = [(1.0 - scores[c][0] / scores[c][1] if scores[c][1] else 0.5) ** PFSP_EXPONENT for c in range(len(checkpoints))]
+                weights = [pfsp_weight(scores[c][0] / scores[c][1] if scores[c][1] else 0.5) for c in range(len(checkpoints))]
                 opponent = rng.choices(range(len(checkpoints)), weights if sum(weights) > 0 else None)[0]
             seat = rng.randrange(2)
             for _ in range(settings.group_size):
