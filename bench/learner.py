@@ -2,6 +2,7 @@
 
     python -m bench.learner                         # Kuhn poker (64 hands) and Tic-Tac-Toe (16 games), the strategy bench's settings
     python -m bench.learner --game tictactoe --repeats 5
+    python -m bench.learner --game leduc_holdem --micro-batch-memory-gb none   # Leduc, the memory cap lifted
 
 For each game: one step of self-play rollouts in choice mode (bench.strategy's configuration at
 GROUPS deals per step: the shipped SmolLM2 + a fresh LoRA, hf engine), then, on those very samples, median of --repeats:
@@ -20,7 +21,9 @@ by a torch dispatch mode; the backward's included). On a GPU at the shipped mode
 kernel launch and the launches set the time (an H100 was busy 0.2 s of a 2.6 s update), so
 `dispatch_bare_over_learner` is what `learner_over_bare` tends to there: a GPU figure the CPU can
 measure. `--share-prefix on|off` forces the learner's layout (default: the device's, see
-trainer.learner.Learner.share_prefix).
+trainer.learner.Learner.share_prefix); `--micro-batch-memory-gb` sets the learner's memory cap on a
+micro-batch's rows (algorithm.micro_batch_memory_gb; `none` lifts it), which cuts Leduc's
+600-token rows into smaller micro-batches than bench.strategy's size.
 Trained tokens are the tokens the learner scores per epoch (prompt and scored reply tokens of every
 sample, a choice's every legal move) times epochs; tokens/s = trained tokens / seconds. The
 headline `learner_over_bare` is bare seconds / learner seconds (>= 0.7 is the target: the learner
@@ -49,7 +52,7 @@ from typing import Any, Callable, Iterator
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from bench.strategy import build_config, defaults
+from bench.strategy import SHORT_NAME, build_config, defaults
 from trainer.config import parse_config
 from trainer.learner import Learner, Sample, micro_batches
 from trainer.run import Trainer
@@ -57,8 +60,9 @@ from trainer.run import Trainer
 
 # Deals per measured step: Kuhn 16 x 4 = 64 hands (at bench.strategy's 1,024 the run was killed
 # for memory on a 24 GB machine, 2026-11-26, not yet understood; 64 hands peaked near 18 GB),
+# Leduc 16 x 4 = 64 hands (a quarter of bench.strategy's step: ~300 turns, ~100 after merging),
 # Tic-Tac-Toe bench.strategy's 4 x 4 = 16 games.
-GROUPS = {"kuhn_poker": 16, "tictactoe": 4}
+GROUPS = {"kuhn_poker": 16, "leduc_holdem": 16, "tictactoe": 4}
 
 
 def samples_of_one_step(trainer: Trainer) -> list[Sample]:
@@ -225,6 +229,8 @@ def measure(game: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
     trainer.setup()
     if args.share_prefix != "auto":
         trainer.learner.settings = trainer.learner.settings.model_copy(update={"share_prefix": args.share_prefix == "on"})
+    if args.micro_batch_memory_gb != "default":
+        trainer.learner.settings = trainer.learner.settings.model_copy(update={"micro_batch_memory_gb": args.micro_batch_memory_gb})
     started = time.perf_counter()
     samples = samples_of_one_step(trainer)
     rollout_s = time.perf_counter() - started
@@ -255,7 +261,7 @@ def measure(game: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
         **{f"{k}_tokens_per_s": round(tokens / v, 1) for k, v in medians.items()},
         "learner_over_bare": round(medians["bare"] / medians["learner"], 3) if medians else None,
         "recompute_over_bare": round(medians["bare"] / medians["recompute"], 3) if medians else None,
-        "share_prefix": learner.share_prefix,
+        "share_prefix": learner.share_prefix, "micro_batch_memory_gb": settings.micro_batch_memory_gb,
         "learner_dispatches": ops["learner"], "bare_dispatches": ops["bare"],
         "dispatch_bare_over_learner": round(ops["bare"] / ops["learner"], 3),
     }
@@ -263,10 +269,24 @@ def measure(game: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
     return out
 
 
+def memory_cap(text: str) -> float | None:
+    """--micro-batch-memory-gb: a positive number of GB, or 'none'."""
+    if text == "none":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of GB or 'none', got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"the cap must be above 0 GB, got {text!r}")
+    return value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--game", choices=["kuhn_poker", "tictactoe", "both"], default="both")
-    parser.add_argument("--groups", type=int, default=None, help="deals per step (default: Kuhn 16, Tic-Tac-Toe 4)")
+    parser.add_argument("--game", choices=["kuhn_poker", "leduc_holdem", "tictactoe", "both"], default="both",
+                        help="both: Kuhn poker and Tic-Tac-Toe, the issue's two")
+    parser.add_argument("--groups", type=int, default=None, help="deals per step (default: Kuhn 16, Leduc 16, Tic-Tac-Toe 4)")
     parser.add_argument("--group-size", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3, help="timed updates of each kind (median); 0: the dispatch counts only")
     parser.add_argument("--seed", type=int, default=0)
@@ -274,13 +294,15 @@ def main() -> None:
                         help="the learner's layout: a shared prompt prefix run once (on) or every row whole (off); auto: the device's")
     parser.add_argument("--profile", type=Path, default=None, metavar="DIR",
                         help="also profile one learner update per game (torch.profiler) into DIR/learner-GAME-ops.txt")
+    parser.add_argument("--micro-batch-memory-gb", type=memory_cap, default="default", metavar="GB",
+                        help="the learner's memory cap on a micro-batch (algorithm.micro_batch_memory_gb); 'none' lifts it (default: the config's)")
     args = parser.parse_args()
     games = ["kuhn_poker", "tictactoe"] if args.game == "both" else [args.game]
     with tempfile.TemporaryDirectory(prefix="bench-learner-") as tmp:
         results = {game: measure(game, args, Path(tmp)) for game in games}
     summary: dict[str, Any] = {"torch_threads": torch.get_num_threads(), "share_prefix": args.share_prefix}
     for game, r in results.items():
-        short = "kuhn" if game == "kuhn_poker" else "ttt"
+        short = SHORT_NAME[game]
         summary[f"{short}_learner_over_bare"] = r["learner_over_bare"]
         summary[f"{short}_update_s"] = r.get("learner_s")
         summary[f"{short}_update_s_recompute"] = r.get("recompute_s")

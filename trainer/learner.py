@@ -158,10 +158,7 @@ class Learner:
         self.average: dict[str, torch.Tensor] | None = None
         self.averaged_iterates = 0
         self.base_logps = BoundedMemo()  # the base model's log-probs of an action (`_reference_logps`)
-        # rows per micro-batch by width, within algorithm.micro_batch_memory_gb (None: rows only)
-        memory = RowMemory.of(self.model.config)
-        budget = settings.micro_batch_memory_gb
-        self.rows_fitting: Callable[[int], int] | None = None if budget is None else (lambda width: memory.rows_fitting(width, budget))
+        self.row_memory = RowMemory.of(self.model.config)  # what one row of a given width keeps for the backward
         self.dropout = any(getattr(cfg, "lora_dropout", 0) for cfg in [self.model.peft_config[self.name]])
 
     def set_learning_rate(self, learning_rate: float) -> None:
@@ -343,6 +340,16 @@ class Learner:
             if not self.settings.entropy_coef:
                 entropy = entropy.detach()
         return logps, torch.ones_like(logps), entropy
+
+    @property
+    def rows_fitting(self) -> Callable[[int], int] | None:
+        """Rows per micro-batch by their width, within algorithm.micro_batch_memory_gb (None: the
+        micro-batch size alone bounds them); read from the settings, so a changed cap applies."""
+        budget = self.settings.micro_batch_memory_gb
+        if budget is None:
+            return None
+        memory = self.row_memory
+        return lambda width: memory.rows_fitting(width, budget)
 
     @property
     def share_prefix(self) -> bool:

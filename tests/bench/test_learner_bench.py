@@ -4,7 +4,9 @@ log-probs. A reference that scored fewer tokens, or other ones, would flatter `l
 import pytest
 import torch
 
-from bench.learner import bare_logp_sum, bare_rows, scored_tokens
+import argparse
+
+from bench.learner import bare_logp_sum, bare_rows, memory_cap, scored_tokens
 from tests.trainer.lora_learner import learner_with_active_lora
 from trainer.learner import Sample
 
@@ -69,3 +71,10 @@ def test_the_profile_names_the_learners_phases_and_leaves_it_as_it_was(tmp_path)
     assert torch.Tensor.backward is backward
     assert not {"prepare", "_step", "_run"} & set(vars(learner)), "the wrappers stay on the instance"
     assert dispatches(lambda: torch.ones(3) + 1) == 2  # ones, add
+
+
+def test_the_memory_cap_option_takes_gigabytes_or_none_and_refuses_the_rest():
+    assert memory_cap("6") == 6.0 and memory_cap("0.5") == 0.5 and memory_cap("none") is None
+    for bad, reason in (("0", "above 0"), ("-1", "above 0"), ("lots", "number of GB"), ("nan", "above 0")):
+        with pytest.raises(argparse.ArgumentTypeError, match=reason):
+            memory_cap(bad)

@@ -86,6 +86,9 @@ def test_an_update_cut_by_memory_equals_the_update_cut_by_rows(tmp_path):
         assert (len(micro_batches(samples, 8, learner.rows_fitting)) > 1) is (budget is not None)  # the budget really cuts
         learner.update(samples, random.Random(0))
         updated.append({k: (p.detach().clone(), p.grad.clone()) for k, p in learner.params.items()})
+        # the cap is read from the settings, so a run (or bench.learner) that changes it gets it
+        learner.settings = learner.settings.model_copy(update={"micro_batch_memory_gb": None if budget else 0.004})
+        assert (len(micro_batches(samples, 8, learner.rows_fitting)) > 1) is (budget is None)
     for key, (weights, grad) in updated[0].items():
         # The same float32 products summed in another order (and rows padded to another width):
         # each gradient element sums ~10^4 products, rounding ~sqrt(n) * eps32 of the largest
