@@ -229,7 +229,7 @@ def measure(game: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
     trainer.setup()
     if args.share_prefix != "auto":
         trainer.learner.settings = trainer.learner.settings.model_copy(update={"share_prefix": args.share_prefix == "on"})
-    if args.micro_batch_memory_gb != "default":
+    if args.micro_batch_memory_gb is not CONFIG_CAP:
         trainer.learner.settings = trainer.learner.settings.model_copy(update={"micro_batch_memory_gb": args.micro_batch_memory_gb})
     started = time.perf_counter()
     samples = samples_of_one_step(trainer)
@@ -269,6 +269,9 @@ def measure(game: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
     return out
 
 
+CONFIG_CAP = object()  # --micro-batch-memory-gb left out: the config's cap (not a string, so argparse leaves it as is)
+
+
 def memory_cap(text: str) -> float | None:
     """--micro-batch-memory-gb: a positive number of GB, or 'none'."""
     if text == "none":
@@ -282,7 +285,7 @@ def memory_cap(text: str) -> float | None:
     return value
 
 
-def main() -> None:
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", choices=["kuhn_poker", "leduc_holdem", "tictactoe", "both"], default="both",
                         help="both: Kuhn poker and Tic-Tac-Toe, the issue's two")
@@ -294,9 +297,13 @@ def main() -> None:
                         help="the learner's layout: a shared prompt prefix run once (on) or every row whole (off); auto: the device's")
     parser.add_argument("--profile", type=Path, default=None, metavar="DIR",
                         help="also profile one learner update per game (torch.profiler) into DIR/learner-GAME-ops.txt")
-    parser.add_argument("--micro-batch-memory-gb", type=memory_cap, default="default", metavar="GB",
+    parser.add_argument("--micro-batch-memory-gb", type=memory_cap, default=CONFIG_CAP, metavar="GB",
                         help="the learner's memory cap on a micro-batch (algorithm.micro_batch_memory_gb); 'none' lifts it (default: the config's)")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main() -> None:
+    args = arguments()
     games = ["kuhn_poker", "tictactoe"] if args.game == "both" else [args.game]
     with tempfile.TemporaryDirectory(prefix="bench-learner-") as tmp:
         results = {game: measure(game, args, Path(tmp)) for game in games}

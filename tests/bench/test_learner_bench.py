@@ -6,7 +6,7 @@ import torch
 
 import argparse
 
-from bench.learner import bare_logp_sum, bare_rows, memory_cap, scored_tokens
+from bench.learner import CONFIG_CAP, arguments, bare_logp_sum, bare_rows, memory_cap, scored_tokens
 from tests.trainer.lora_learner import learner_with_active_lora
 from trainer.learner import Sample
 
@@ -74,6 +74,8 @@ def test_the_profile_names_the_learners_phases_and_leaves_it_as_it_was(tmp_path)
 
 
 def test_the_memory_cap_option_takes_gigabytes_or_none_and_refuses_the_rest():
+    assert arguments([]).micro_batch_memory_gb is CONFIG_CAP  # left out: the config's
+    assert arguments(["--micro-batch-memory-gb", "none", "--game", "leduc_holdem"]).micro_batch_memory_gb is None
     assert memory_cap("6") == 6.0 and memory_cap("0.5") == 0.5 and memory_cap("none") is None
     for bad, reason in (("0", "above 0"), ("-1", "above 0"), ("lots", "number of GB"), ("nan", "above 0")):
         with pytest.raises(argparse.ArgumentTypeError, match=reason):
