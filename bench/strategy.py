@@ -107,6 +107,13 @@ LR_WARMUP_STEPS = {"kuhn_poker": 0, "leduc_holdem": 0, "tictactoe": 4}
 # is materialised (the 4D mask): 64 Tic-Tac-Toe rows of ~300 tokens kept 18 GB for the backward and
 # were killed for memory on a 24 GB machine; Kuhn's 64 rows are a dozen distinct questions.
 MICRO_BATCH = {"kuhn_poker": 64, "leduc_holdem": 32, "tictactoe": 16}
+# The learner's memory cap on a micro-batch (algorithm.micro_batch_memory_gb; 6 GB is the config's
+# default). Its estimate counts a row's whole width squared, which overstates Leduc's choice rows
+# (the seat's rules run once per micro-batch, the legal moves on the prompt's cache): at 6 GB its
+# ~660-token rows went 9 to a micro-batch and the update took 147.5 s where 12 GB took 114.0 s
+# (18 rows, peak 8.0 GB for the whole process) and no cap 103.7 s (32 rows, 9.8 GB), on one step's
+# 64 hands (bench.experiments.micro_batch_cap, 2026-11-28).
+MICRO_BATCH_MEMORY_GB = {"kuhn_poker": 6.0, "leduc_holdem": 12.0, "tictactoe": 6.0}
 # Share of the groups against an earlier checkpoint of the run (PFSP), and the drift from the base
 # the KL coefficient is adapted to (trainer/kl_control.py; None: fixed at --kl-coef).
 # Tic-Tac-Toe (docs/experiments/tictactoe-choice-selfplay.md, 2026-11-27, 1,600 games a side and
@@ -162,6 +169,7 @@ def build_config(args: argparse.Namespace) -> dict:
             # decisions per forward: a seat's rules (its system prompt) run once per micro-batch
             # (trainer.learner.micro_batches), so fewer, fuller micro-batches cost less
             "micro_batch_size": args.micro_batch,
+            "micro_batch_memory_gb": MICRO_BATCH_MEMORY_GB[args.game],
             "learning_rate": args.learning_rate,
             "lr_schedule": args.lr_schedule,
             "lr_final_fraction": args.lr_final_fraction,
