@@ -23,7 +23,7 @@ kernel launch and the launches set the time (an H100 was busy 0.2 s of a 2.6 s u
 measure. `--share-prefix on|off` forces the learner's layout (default: the device's, see
 trainer.learner.Learner.share_prefix); `--micro-batch-memory-gb` sets the learner's memory cap on a
 micro-batch's rows (algorithm.micro_batch_memory_gb; `none` lifts it), which cuts Leduc's
-600-token rows into smaller micro-batches than bench.strategy's size.
+~660-token rows into smaller micro-batches than bench.strategy's size.
 Trained tokens are the tokens the learner scores per epoch (prompt and scored reply tokens of every
 sample, a choice's every legal move) times epochs; tokens/s = trained tokens / seconds. The
 headline `learner_over_bare` is bare seconds / learner seconds (>= 0.7 is the target: the learner

@@ -1,10 +1,10 @@
 """bench.learner's bare reference costs what the learner computes: the same tokens, the same
 log-probs. A reference that scored fewer tokens, or other ones, would flatter `learner_over_bare`."""
 
+import argparse
+
 import pytest
 import torch
-
-import argparse
 
 from bench.learner import CONFIG_CAP, arguments, bare_logp_sum, bare_rows, memory_cap, scored_tokens
 from tests.trainer.lora_learner import learner_with_active_lora
