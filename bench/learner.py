@@ -11,7 +11,8 @@ GROUPS deals per step: the shipped SmolLM2 + a fresh LoRA, hf engine), then, on 
   KL term with its memo emptied, as at a run's first step, `epochs` passes of clipped steps, AdamW);
 - `recompute`: the same update with `reuse_sampler_logps: false` (every turn run again for its
   behaviour log-probs, as before issue 29);
-- `bare`: plain torch on the same micro-batches: one row per sample holding exactly the tokens
+- `bare`: plain torch on the same micro-batches (cut within the default memory cap where the
+  learner's are not capped: its attention is width squared): one row per sample holding exactly the tokens
   the learner runs for it (prompt + reply; for a choice turn prompt + every legal move one after
   another), left padded, one forward and one backward of the summed log-probs of those reply
   tokens through the same LoRA, `epochs` times; a plain causal mask, no cache, no prefix sharing,
@@ -53,7 +54,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from bench.strategy import SHORT_NAME, build_config, defaults
-from trainer.config import parse_config
+from trainer.config import AlgorithmSettings, parse_config
 from trainer.learner import Learner, Sample, micro_batches
 from trainer.run import Trainer
 
@@ -63,6 +64,7 @@ from trainer.run import Trainer
 # Leduc 16 x 4 = 64 hands (a quarter of bench.strategy's step: ~300 turns, ~100 after merging),
 # Tic-Tac-Toe bench.strategy's 4 x 4 = 16 games.
 GROUPS = {"kuhn_poker": 16, "leduc_holdem": 16, "tictactoe": 4}
+DEFAULT_MEMORY_GB = AlgorithmSettings.model_fields["micro_batch_memory_gb"].default  # the config's cap
 
 
 def samples_of_one_step(trainer: Trainer) -> list[Sample]:
@@ -242,15 +244,21 @@ def measure(game: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
 
         merged = merge_duplicates(samples)
     chunks = micro_batches(merged, settings.micro_batch_size, learner.rows_fitting, by_prefix=learner.share_prefix)  # the learner's own cut
+    # bare torch runs every row whole under a plain causal mask (width squared, no shared prefix):
+    # uncapped, this bench peaked near 18 GB on Kuhn's 64 hands and was killed at 24 GB on Leduc's
+    # where the learner alone stays at 4-10 GB, so its cut keeps the default cap where the learner
+    # has none (more, smaller forwards of the same rows: little padding, little else changes)
+    bare_chunks = chunks if settings.micro_batch_memory_gb is not None else micro_batches(
+        merged, settings.micro_batch_size, lambda width: learner.row_memory.rows_fitting(width, DEFAULT_MEMORY_GB), by_prefix=learner.share_prefix)
     tokens = sum(scored_tokens(s) for s in merged) * settings.epochs
     times: dict[str, list[float]] = {"learner": [], "recompute": [], "bare": []}
     for _ in range(args.repeats):  # interleaved, so a busier moment hurts all three alike
         times["learner"].append(timed_update(learner, samples, reuse=True))
         times["recompute"].append(timed_update(learner, samples, reuse=False))
-        times["bare"].append(bare_seconds(learner, chunks, settings.epochs))
+        times["bare"].append(bare_seconds(learner, bare_chunks, settings.epochs))
     medians = {k: statistics.median(v) for k, v in times.items() if v}  # none at --repeats 0 (dispatches only)
     ops = {"learner": dispatches(lambda: timed_update(learner, samples, reuse=True)),
-           "bare": dispatches(lambda: bare_seconds(learner, chunks, settings.epochs))}
+           "bare": dispatches(lambda: bare_seconds(learner, bare_chunks, settings.epochs))}
     if args.profile is not None:
         profile_update(learner, samples, args.profile / f"learner-{game}-ops.txt")
     trainer.close()
