@@ -55,7 +55,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from bench.strategy import SHORT_NAME, build_config, defaults
 from trainer.config import AlgorithmSettings, parse_config
-from trainer.learner import Learner, Sample, merge_duplicates, micro_batches
+from trainer.learner import Learner, Sample, micro_batches
 from trainer.run import Trainer
 
 
@@ -73,11 +73,6 @@ def samples_of_one_step(trainer: Trainer) -> list[Sample]:
     episodes = trainer._score_episodes(rollout.records)
     samples, _ = trainer._samples(episodes, trainer._advantages(episodes))
     return samples
-
-
-def learner_rows(learner: Learner, samples: list[Sample]) -> list[Sample]:
-    """The rows the learner's update runs for `samples`: merged where algorithm.merge_duplicates says."""
-    return merge_duplicates(samples) if learner.settings.merge_duplicates else samples
 
 
 def scored_tokens(sample: Sample) -> int:
@@ -243,7 +238,7 @@ def measure(game: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
     rollout_s = time.perf_counter() - started
     learner = trainer.learner
     settings = learner.settings
-    merged = learner_rows(learner, samples)
+    merged = learner.rows_of(samples)
     chunks = micro_batches(merged, settings.micro_batch_size, learner.rows_fitting, by_prefix=learner.share_prefix)  # the learner's own cut
     # bare torch runs every row whole under a plain causal mask (width squared, no shared prefix):
     # uncapped, this bench peaked near 18 GB on Kuhn's 64 hands and was killed at 24 GB on Leduc's

@@ -457,6 +457,10 @@ class Learner:
 
     # ---- the update --------------------------------------------------------------------------
 
+    def rows_of(self, samples: list[Sample]) -> list[Sample]:
+        """The rows the update runs for `samples`: identical turns merged where algorithm.merge_duplicates says."""
+        return merge_duplicates(samples) if self.settings.merge_duplicates else samples
+
     def update(self, samples: list[Sample], rng: random.Random) -> dict[str, float]:
         """`epochs` passes of clipped policy-gradient steps over `samples`; returns the mean stats."""
         s = self.settings
@@ -465,8 +469,7 @@ class Learner:
         need_ref = s.kl_coef > 0 and (s.kl_reference == "base" or self.ref_name is not None)
         started = time.perf_counter()
         turns = len(samples)
-        if s.merge_duplicates:
-            samples = merge_duplicates(samples)
+        samples = self.rows_of(samples)
         mismatch = self.prepare(samples, need_ref)
         if need_ref and s.kl_target is not None:  # the drift is read only where a target uses it
             self.kl_coef = adapted_kl_coef(self.kl_coef, measured_kl(samples), s)  # this step's own update feels it

@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.learner import GROUPS, learner_rows, memory_cap, samples_of_one_step, timed_update
+from bench.learner import GROUPS, memory_cap, samples_of_one_step, timed_update
 from bench.strategy import build_config, defaults
 from trainer.config import parse_config
 from trainer.learner import micro_batches
@@ -54,7 +54,7 @@ def main() -> None:
         samples = samples_of_one_step(trainer)
         rollout_s = time.perf_counter() - started
         learner = trainer.learner
-        merged = learner_rows(learner, samples)
+        merged = learner.rows_of(samples)
         seconds: dict[str, list[float]] = {str(cap): [] for cap in args.cap}
         rows: dict[str, dict[str, float | int | None]] = {}
         for _ in range(args.repeats):
