@@ -474,7 +474,8 @@ def strip_options(argv: list[str], names: set[str]) -> list[str]:
     return kept
 
 
-def main() -> None:
+def parse_arguments(argv: list[str]) -> argparse.Namespace:
+    """The command line, with every game-dependent default filled in."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--game", choices=sorted(STEPS), default="kuhn_poker")
     parser.add_argument("--steps", type=int, default=None, help="training steps, the budget (default: what fits in 45 minutes on 2 cores)")
@@ -517,17 +518,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--runs", type=Path, default=ROOT / "runs")
     parser.add_argument("--name", default=None, help="run folder under --runs (default bench-strategy-GAME)")
-    parser.add_argument("--plot", default=None, help="the exploitability curve's PNG (default docs/img/strategy-GAME.png; 'none': no plot)")
+    parser.add_argument("--plot", default=None,
+                        help="poker: the exploitability curve's PNG (default: exploitability.png in the run folder, so that no run "
+                             "overwrites a picture the docs show; 'none': no plot)")
     parser.add_argument("--json-out", type=Path, default=None, help="also write the headline figures here")
-    argv = sys.argv[1:]
     args = parser.parse_args(argv)
     game = args.game
-    args.steps = args.steps or STEPS[game]
-    args.groups = args.groups or GROUPS[game]
-    args.micro_batch = args.micro_batch or MICRO_BATCH[game]
-    args.eval_games = args.eval_games or EVAL_GAMES[game]
+    args.steps = STEPS[game] if args.steps is None else args.steps
+    args.groups = GROUPS[game] if args.groups is None else args.groups
+    args.micro_batch = MICRO_BATCH[game] if args.micro_batch is None else args.micro_batch
+    args.eval_games = EVAL_GAMES[game] if args.eval_games is None else args.eval_games
     args.name = args.name or f"bench-strategy-{game}"
-    args.train_temperature = args.train_temperature or TRAIN_TEMPERATURE[game]
+    args.train_temperature = TRAIN_TEMPERATURE[game] if args.train_temperature is None else args.train_temperature
     args.temperature = args.temperature if args.temperature is not None else args.train_temperature
     args.curve_every = CURVE_EVERY[game] if args.curve_every is None else args.curve_every
     args.average_from = args.average_from or None
@@ -536,9 +538,31 @@ def main() -> None:
     args.lr_warmup_steps = LR_WARMUP_STEPS[game] if args.lr_warmup_steps is None else args.lr_warmup_steps
     args.lagged = LAGGED[game] if args.lagged is None else args.lagged
     args.kl_target = KL_TARGET[game] if args.kl_target is None else (args.kl_target or None)
-    args.plot = None if args.plot == "none" or game not in POKER else Path(args.plot or ROOT / "docs" / "img" / f"strategy-{SHORT_NAME[game]}.png")
-    if args.eval_games < 2 or args.steps < 1 or args.seeds < 1 or (args.minutes is not None and args.minutes <= 0) or args.lr_warmup_steps < 0 or not 0 <= args.lagged < 1 or not 0 <= args.branch <= 1 or (args.kl_target is not None and args.kl_target < 0) or (args.max_update_kl is not None and args.max_update_kl <= 0):
-        parser.error("--eval-games must be at least 2, --steps and --seeds at least 1, --minutes positive, --lr-warmup-steps not negative, --lagged in [0, 1), --branch in [0, 1], --kl-target not negative, --max-update-kl positive")
+    args.plot = None if args.plot == "none" or game not in POKER else Path(args.plot or args.runs / args.name / "exploitability.png")
+    problems = [message for wrong, message in (
+        (args.steps < 1, f"--steps must be at least 1, got {args.steps}"),
+        (args.seeds < 1, f"--seeds must be at least 1, got {args.seeds}"),
+        (args.groups < 1, f"--groups must be at least 1, got {args.groups}"),
+        (args.group_size < 1, f"--group-size must be at least 1, got {args.group_size}"),
+        (args.micro_batch < 1, f"--micro-batch must be at least 1, got {args.micro_batch}"),
+        (args.eval_games < 2, f"--eval-games must be at least 2, got {args.eval_games}"),
+        (args.train_temperature <= 0 or args.temperature <= 0, "--train-temperature and --temperature must be positive"),
+        (args.minutes is not None and args.minutes <= 0, f"--minutes must be positive, got {args.minutes}"),
+        (args.lr_warmup_steps < 0, f"--lr-warmup-steps must not be negative, got {args.lr_warmup_steps}"),
+        (not 0 <= args.lagged < 1, f"--lagged must be in [0, 1), got {args.lagged}"),
+        (not 0 <= args.branch <= 1, f"--branch must be in [0, 1], got {args.branch}"),
+        (args.kl_target is not None and args.kl_target < 0, f"--kl-target must not be negative, got {args.kl_target}"),
+        (args.max_update_kl is not None and args.max_update_kl <= 0, f"--max-update-kl must be positive, got {args.max_update_kl}"),
+    ) if wrong]
+    if problems:
+        parser.error("; ".join(problems))
+    return args
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    args = parse_arguments(argv)
+    game = args.game
     if args.seeds > 1:
         figures = run_seeds(args, argv)
     else:

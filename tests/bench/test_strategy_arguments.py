@@ -1,0 +1,36 @@
+"""bench.strategy's command line: a run's picture lands in its own folder unless told otherwise, so
+a run with another budget never overwrites a picture the docs show (a 24-step Leduc run once
+replaced the 8-step section's)."""
+
+from pathlib import Path
+
+import pytest
+
+from bench.strategy import parse_arguments
+
+
+def test_a_poker_runs_curve_goes_to_its_run_folder_by_default(tmp_path):
+    args = parse_arguments(["--game", "leduc_holdem", "--steps", "24", "--name", "leduc24", "--runs", str(tmp_path)])
+    assert args.plot == tmp_path / "leduc24" / "exploitability.png"
+
+
+def test_the_plot_can_be_named_or_turned_off():
+    assert parse_arguments(["--plot", "docs/img/strategy-kuhn.png"]).plot == Path("docs/img/strategy-kuhn.png")
+    assert parse_arguments(["--plot", "none"]).plot is None
+
+
+def test_tictactoe_has_no_exploitability_curve():
+    assert parse_arguments(["--game", "tictactoe"]).plot is None
+
+
+def test_the_games_defaults_are_filled_in():
+    kuhn, leduc = parse_arguments([]), parse_arguments(["--game", "leduc_holdem"])
+    assert (kuhn.groups, leduc.groups) == (256, 64)
+    assert kuhn.name == "bench-strategy-kuhn_poker" and kuhn.state_baseline and kuhn.train_temperature == 5.0
+
+
+def test_an_impossible_budget_is_refused_in_one_line(capsys):
+    with pytest.raises(SystemExit):
+        parse_arguments(["--steps", "0", "--lagged", "1"])
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "--steps must be at least 1, got 0" in error and "--lagged must be in [0, 1), got 1.0" in error
