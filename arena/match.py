@@ -167,6 +167,7 @@ async def play_match(
             baseline_distribution=lambda p=player: game.bot_distribution(p),
             check_move=lambda text, p=player: game.check_move(p, text),
             move_notation=lambda notation, p=player: game.move_notation(p, notation),
+            private=tuple(game.secrets(player)),
         )
         t0 = time.perf_counter()
         try:

@@ -22,6 +22,18 @@ from arena.game import Observation
 from arena.redaction import find_secrets, redact
 
 
+PRIVATE_MASK = "<private>"
+
+
+def public_text(text: str, private: tuple[str, ...] | list[str]) -> str:
+    """`text` with each of a seat's secret phrases (MoveRequest.private) masked: what the other
+    seats could know of it. The longest phrase first, so a phrase inside another is not cut."""
+    for phrase in sorted(private, key=len, reverse=True):
+        if phrase:
+            text = text.replace(phrase, PRIVATE_MASK)
+    return text
+
+
 @dataclass
 class Exchange:
     """One earlier ask/answer of this player in this match (for full-history prompting)."""
@@ -52,6 +64,10 @@ class MoveRequest:
     # (arena.llm.samplers' rethink, arena.llm.prompt_variants) use them; None outside a match.
     check_move: Callable[[str], str | None] | None = None
     move_notation: Callable[[str], list[str] | None] | None = None
+    # This seat's own secret phrases as its view shows them (Game.secrets, e.g. "Your private card
+    # (Player 0): K"). Masked, they leave the decision's public state: the trainer centres a move's
+    # advantage across the private cards of one public state (algorithm.public_state_baseline).
+    private: tuple[str, ...] = ()
 
     @property
     def player(self) -> int:

@@ -194,6 +194,9 @@ def build_config(args: argparse.Namespace) -> dict:
             # as weighted samples, 256 hands cost the learner about what 16 did (exact; see the learner)
             "merge_duplicates": True,
             "state_baseline": args.state_baseline,
+            # with --private-contrast: a move's advantage is centred across the private cards of its
+            # public state, so the one LoRA learns how the cards differ (trainer.advantages)
+            "private_contrast": args.private_contrast,
             # the policy this bench reports: the average of the second half's iterates (the last
             # iterate circles the equilibrium, 0.06-0.19 exploitability in one Kuhn run at 1024 hands)
             "average_from": args.average_from,
@@ -211,7 +214,7 @@ def defaults(game: str, **overrides: object) -> argparse.Namespace:
         "train_temperature": TRAIN_TEMPERATURE[game], "groups": GROUPS[game], "group_size": 4, "micro_batch": MICRO_BATCH[game],
         "learning_rate": 1e-3, "lr_schedule": "cosine", "lr_final_fraction": 0.1, "lr_warmup_steps": LR_WARMUP_STEPS[game],
         "kl_coef": 0.1, "kl_target": KL_TARGET[game], "max_update_kl": None, "entropy_coef": ENTROPY_COEF[game], "average_from": 0.5, "state_baseline": STATE_BASELINE[game],
-        "lagged": LAGGED[game], "branch": 0.0,
+        "private_contrast": 0.0, "lagged": LAGGED[game], "branch": 0.0,
     }
     values.update(overrides)
     return argparse.Namespace(**values)
@@ -506,6 +509,9 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
                         help="the policy reported is the average of the iterates from this fraction of the run on (0: the last iterate)")
     parser.add_argument("--state-baseline", action=argparse.BooleanOptionalAction, default=None,
                         help="centre each decision's advantage on the other visits to its state (default: on)")
+    parser.add_argument("--private-contrast", type=float, default=0.0,
+                        help="poker: centre each move's advantage on the same move from the other private cards of its public "
+                             "state by this share, 0-1 (algorithm.private_contrast; default 0: off)")
     parser.add_argument("--curve-every", type=int, default=None, help="poker: exact exploitability every N steps (0: only at the end)")
     parser.add_argument("--lagged", type=float, default=None,
                         help="share of groups played against an earlier checkpoint of the run (PFSP), the rest self-play; default 0.5 in Tic-Tac-Toe, else 0")
@@ -553,6 +559,7 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
         (not 0 <= args.branch <= 1, f"--branch must be in [0, 1], got {args.branch}"),
         (args.kl_target is not None and args.kl_target < 0, f"--kl-target must not be negative, got {args.kl_target}"),
         (args.max_update_kl is not None and args.max_update_kl <= 0, f"--max-update-kl must be positive, got {args.max_update_kl}"),
+        (not 0 <= args.private_contrast <= 1, f"--private-contrast must be in [0, 1], got {args.private_contrast}"),
     ) if wrong]
     if problems:
         parser.error("; ".join(problems))
@@ -572,7 +579,7 @@ def main() -> None:
         if game == "leduc_holdem":
             figures["leduc_exploitability_ratio"] = figures["exploitability_ratio"]
     figures.update(train_temperature=args.train_temperature, eval_temperature=args.temperature, learning_rate=args.learning_rate,
-                   lr_schedule=args.lr_schedule, lr_warmup_steps=args.lr_warmup_steps, average_from=args.average_from, state_baseline=args.state_baseline, kl_coef=args.kl_coef, kl_target=args.kl_target, max_update_kl=args.max_update_kl, entropy_coef=args.entropy_coef,
+                   lr_schedule=args.lr_schedule, lr_warmup_steps=args.lr_warmup_steps, average_from=args.average_from, state_baseline=args.state_baseline, private_contrast=args.private_contrast, kl_coef=args.kl_coef, kl_target=args.kl_target, max_update_kl=args.max_update_kl, entropy_coef=args.entropy_coef,
                    lagged=args.lagged, branch=args.branch, episodes_per_step=args.groups * args.group_size, steps_budget=args.steps)
     if args.json_out is not None:
         args.json_out.write_text(json.dumps(figures), encoding="utf-8")

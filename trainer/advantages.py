@@ -29,6 +29,20 @@ independent of its own action. What remains is how much better this move did tha
 in the same state: the information sets are kept apart in the signal, as the tabular reference
 learner keeps them apart in its parameters. A state visited once keeps its advantage.
 
+Optional private contrast (`algorithm.private_contrast` = lambda in (0, 1]): one LoRA moves the
+information sets that differ only in a private card nearly together (their gradients have cosine
+~0.997 in Kuhn poker, bench/experiments/card_separation.py), so the update mostly follows what the
+cards' signals share, and Adam, which scales each step to the gradient's size, leaves the part that
+tells the cards apart small: self-play ends card-blind. Where one move was made at one public state
+(the same prompt but for the seat's secret phrases, Game.secrets; turn meta "public_state") from
+two or more private states in a step, each of those decisions loses lambda times their mean
+advantage:
+    A_i <- A_i - lambda * mean_{j: public_j = public_i, move_j = move_i} A_j.
+At lambda = 1 those advantages sum to zero, so to first order the step no longer moves what every
+card at that public state shares, only how the cards differ. Unlike the state baseline this depends
+on the move: it biases the gradient on purpose, trading the shared direction (still pulled by the
+KL and entropy terms) for the contrast. Off by default.
+
 Why groups and baselines are keyed by role: in self-play both seats of a zero-sum game are the
 learner; their rewards sum to zero, so a group holding both would have mean 0 and the two seats'
 signals would cancel in its statistics. Every key here contains the seat.
@@ -126,6 +140,25 @@ def state_baseline(advantages: Sequence[float], states: Sequence[Hashable | None
         total = sum(advantages[i] for i in idx)
         for i in idx:
             out[i] = advantages[i] - (total - advantages[i]) / (len(idx) - 1)
+    return out
+
+
+def private_contrast(advantages: Sequence[float], public_states: Sequence[Hashable | None], moves: Sequence[Hashable],
+                     private_states: Sequence[Hashable], strength: float) -> list[float]:
+    """Each advantage minus `strength` times the mean advantage of the same move at the same public
+    state (module doc), where that move was made there from at least two private states; a decision
+    without a public state is unchanged."""
+    members: dict[tuple[Hashable, Hashable], list[int]] = defaultdict(list)
+    for i, (public, move) in enumerate(zip(public_states, moves)):
+        if public is not None:
+            members[(public, move)].append(i)
+    out = list(advantages)
+    for idx in members.values():
+        if len({private_states[i] for i in idx}) < 2:
+            continue
+        shift = strength * sum(advantages[i] for i in idx) / len(idx)
+        for i in idx:
+            out[i] = advantages[i] - shift
     return out
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from arena.redaction import redact, redact_data
-from trainer.advantages import RoleBaselines, attempt_credit, compute_advantages, state_baseline
+from trainer.advantages import RoleBaselines, attempt_credit, compute_advantages, private_contrast, state_baseline
 from trainer.branching import diverged_games
 from trainer.checkpoints import AVERAGE_DIR, list_checkpoints, load_state, restore_rng, rng_state, save_checkpoint, step_dir
 from trainer.config import TrainConfig
@@ -333,6 +333,7 @@ class Trainer:
         roles = [(episode.game_id, episode.seat) for episode in episodes for _ in episode.turns()]
         credits = attempt_credit([turn.clean for turn, _ in turns], roles, self.config.rewards.attempt_credit)
         samples: list[Sample] = []
+        public_states: list[str | None] = []
         dropped = 0
         learner_engine = self.collectors is None  # rollouts in this process, on the learner's engine (or scored there)
         for (turn, advantage), credit in zip(turns, credits):
@@ -341,10 +342,17 @@ class Trainer:
                 dropped += 1
                 continue
             samples.append(turn_sample(turn.meta, float(advantage) + credit, learner_engine=learner_engine, top_p=self.config.rollout.top_p))
-        if self.config.algorithm.state_baseline:
-            centred = state_baseline([s.advantage for s in samples], [decision_state(s) for s in samples])
-            for sample, advantage in zip(samples, centred):
-                sample.advantage = advantage
+            public_states.append(turn.meta.get("public_state"))
+        algorithm = self.config.algorithm
+        advantages = [s.advantage for s in samples]
+        states = [decision_state(s) for s in samples] if algorithm.state_baseline or algorithm.private_contrast else []
+        if algorithm.state_baseline:
+            advantages = state_baseline(advantages, states)
+        if algorithm.private_contrast:
+            moves = [tuple(s.completion_ids) for s in samples]
+            advantages = private_contrast(advantages, public_states, moves, states, algorithm.private_contrast)
+        for sample, advantage in zip(samples, advantages):
+            sample.advantage = advantage
         return samples, dropped
 
     def _update(self, samples: list[Sample]) -> dict[str, Any]:

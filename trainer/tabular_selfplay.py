@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from evaluation.exploitability import GameTree, InfoKey, Node, Strategy, evaluate
-from trainer.advantages import state_baseline
+from arena.policy import public_text
+from trainer.advantages import private_contrast, state_baseline
 from trainer.config import AlgorithmSettings
 from trainer.schedule import scheduled_learning_rate
 
@@ -43,6 +44,7 @@ class SelfPlaySettings:
     seed: int = 0
     state_baseline: bool = False  # trainer.advantages.state_baseline, as `algorithm.state_baseline`
     lr_final_fraction: float | None = None  # a cosine schedule to this fraction, as `algorithm.lr_schedule: cosine`
+    private_contrast: float = 0.0  # trainer.advantages.private_contrast, as `algorithm.private_contrast`
 
 
 @dataclass
@@ -115,6 +117,7 @@ def tabular_selfplay(tree: GameTree, start: Strategy, settings: SelfPlaySettings
     ref = {k: [math.log(p / sum(floored[k])) for p in floored[k]] for k in keys}  # log pi_ref, normalised
     params = [z for k in keys for z in ref[k]]
     adam = Adam(len(params), settings.learning_rate)
+    public = public_states(tree)
     chances = [c for c, _ in tree.deals]
     roots = [root for _, root in tree.deals]
 
@@ -143,6 +146,9 @@ def tabular_selfplay(tree: GameTree, start: Strategy, settings: SelfPlaySettings
         advantages = [advantage for _, _, advantage in decisions_of_batch]
         if settings.state_baseline:
             advantages = state_baseline(advantages, [k for k, _, _ in decisions_of_batch])
+        if settings.private_contrast:
+            advantages = private_contrast(advantages, [public[k] for k, _, _ in decisions_of_batch], [a for _, a, _ in decisions_of_batch],
+                                          [k for k, _, _ in decisions_of_batch], settings.private_contrast)
         for (k, a, _), advantage in zip(decisions_of_batch, advantages):
             g = decision_loss_gradient(logits(k), a, advantage, ref[k][a], settings.kl_coef, settings.entropy_coef)
             for j, gj in enumerate(g):
@@ -152,6 +158,11 @@ def tabular_selfplay(tree: GameTree, start: Strategy, settings: SelfPlaySettings
             adam.step(params, [g / decisions for g in grads])  # the loss is a mean over decisions
         curve.append(evaluate(tree, strategy()).exploitability)
     return SelfPlayRun(curve, strategy())
+
+
+def public_states(tree: GameTree) -> dict[InfoKey, tuple[int, str]]:
+    """Each information set's public state: its player and its view with the private card masked."""
+    return {k: (k[0], public_text(k[1], info.request.private)) for k, info in tree.infosets.items()}
 
 
 def _play(node: Node, logits: Callable[[InfoKey], list[float]], moves: Mapping[InfoKey, list[str]], rng: random.Random) -> tuple[list[tuple[InfoKey, int]], tuple[float, float]]:
@@ -172,13 +183,13 @@ def reference_sweep(
     tree: GameTree, start: Strategy, steps: int, deals_per_step: int, hands_per_deal: int,
     kl_coef: float = 0.0, entropy_coef: float = 0.0,
     learning_rates: tuple[float, ...] = REFERENCE_LEARNING_RATES, seeds: int = 20,
-    state_baseline: bool = False, lr_final_fraction: float | None = None,
+    state_baseline: bool = False, lr_final_fraction: float | None = None, private_contrast: float = 0.0,
 ) -> dict[float, list[float]]:
     """The final exploitability of `seeds` runs at each learning rate: the reference learner's
     spread, tuned after the fact (the LLM run gets no such sweep, so this favours the reference)."""
     return {
         lr: [tabular_selfplay(tree, start, SelfPlaySettings(steps, deals_per_step, hands_per_deal, lr, kl_coef, entropy_coef, seed,
-                                                           state_baseline, lr_final_fraction)).curve[-1]
+                                                           state_baseline, lr_final_fraction, private_contrast)).curve[-1]
              for seed in range(seeds)]
         for lr in learning_rates
     }

@@ -28,6 +28,8 @@ answer before it is read, counted, and a reply cut off while reasoning is asked 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import time
 from abc import abstractmethod
 from dataclasses import dataclass, field
@@ -64,6 +66,7 @@ from arena.policy import (
     PolicySpecError,
     float_param,
     int_param,
+    public_text,
     reject_unknown_params,
 )
 
@@ -378,6 +381,8 @@ class LLMPolicy(Policy):
         if completion.finish_reason:
             meta["finish_reason"] = completion.finish_reason
         meta.update(completion.meta)
+        if "prompt_ids" in meta and view.request.private and self.settings.harness.sampler.kind == "single":
+            meta["public_state"] = public_state(prompt.messages, view.request.legal_moves, view.request.private)
         meta["harness"] = {**self.settings.harness.describe(), **self.settings.reasoning.describe()}
         if view.variant.notation:
             meta["notation"] = view.variant.notation
@@ -392,6 +397,15 @@ class LLMPolicy(Policy):
             meta["retry_errors"] = [error for stats in calls for error in stats.errors]
             meta["backoff_s"] = round(sum(stats.waited_s for stats in calls), 3)
         return meta
+
+
+def public_state(messages: list[Message], legal_moves: list[str] | None, private: tuple[str, ...]) -> str:
+    """A recorded turn's public state (turn meta "public_state", trainer's public_state_baseline):
+    a digest of its prompt with the seat's secret phrases masked, and its legal moves. Two turns
+    share it when they were the same question but for the private cards. Only a single-draw turn
+    gets one: a rethink's recorded prompt also holds the model's own earlier answers."""
+    shown = [[m["role"], public_text(m["content"], private)] for m in messages]
+    return hashlib.blake2b(json.dumps([shown, legal_moves]).encode(), digest_size=16).hexdigest()
 
 
 def _reasoning_meta(chosen: Draw, draws: list[Draw]) -> dict[str, Any]:

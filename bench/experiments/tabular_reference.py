@@ -57,6 +57,8 @@ def main() -> None:
     parser.add_argument("--entropy-coef", type=float, default=0.02)
     parser.add_argument("--seeds", type=int, default=20, help="runs per learning rate")
     parser.add_argument("--state-baseline", action="store_true", help="centre each decision on its information set's others (algorithm.state_baseline)")
+    parser.add_argument("--private-contrast", type=float, default=0.0,
+                        help="centre each move's advantage across the private cards of its public state by this share (algorithm.private_contrast)")
     parser.add_argument("--cosine", action="store_true", help="the rate falls on a cosine to a tenth of itself (lr_schedule: cosine)")
     args = parser.parse_args()
     budgets = args.budget or BUDGETS[args.game]
@@ -72,7 +74,8 @@ def main() -> None:
     for steps, deals in budgets:
         started = time.perf_counter()
         finals = reference_sweep(tree, start, steps, deals, HANDS_PER_DEAL, args.kl_coef, args.entropy_coef, seeds=args.seeds,
-                                 state_baseline=args.state_baseline, lr_final_fraction=0.1 if args.cosine else None)
+                                 state_baseline=args.state_baseline, lr_final_fraction=0.1 if args.cosine else None,
+                                 private_contrast=args.private_contrast)
         figures = reference_figures(finals, base_exploitability, target)
         hands = steps * deals * HANDS_PER_DEAL
         print(f"{steps} steps x {deals * HANDS_PER_DEAL} hands ({hands} hands): best lr {figures['tabular_reference_learning_rate']}, "
@@ -81,7 +84,7 @@ def main() -> None:
         results.append({"steps": steps, "hands_per_step": deals * HANDS_PER_DEAL, **figures})
 
     print(json.dumps({
-        "game": args.game, "target_ratio": target, "state_baseline": args.state_baseline, "cosine": args.cosine,
+        "game": args.game, "target_ratio": target, "state_baseline": args.state_baseline, "cosine": args.cosine, "private_contrast": args.private_contrast,
         "tabular_reference_ratio": results[0]["tabular_reference_ratio"],
         "tabular_reference_reaching_target": results[0]["tabular_reference_reaching_target"],
         "exploitability_base": round(base_exploitability, 4),

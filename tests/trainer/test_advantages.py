@@ -105,3 +105,30 @@ def test_a_state_baseline_leaves_the_expected_gradient_unchanged():
         expected_plain += prob * sum(r * g for r, g in zip(returns, score))
         expected_centred += prob * sum(r * g for r, g in zip(centred, score))
     assert expected_centred == pytest.approx(expected_plain, abs=1e-12)
+
+
+def test_private_contrast_centres_a_move_across_the_private_cards_of_its_public_state():
+    from trainer.advantages import private_contrast
+
+    # public state "p": "bet" from cards K, K, J; "check" from Q only; "q": "bet" from K and J
+    advantages = [1.0, 0.5, -0.6, 0.4, 2.0, 1.0, 3.0]
+    public = ["p", "p", "p", "p", "q", "q", None]
+    moves = ["bet", "bet", "bet", "check", "bet", "bet", "bet"]
+    cards = ["K", "K", "J", "Q", "K", "J", "K"]
+    out = private_contrast(advantages, public, moves, cards, 1.0)
+    assert out[:3] == pytest.approx([1.0 - 0.3, 0.5 - 0.3, -0.6 - 0.3])  # mean of (1.0, 0.5, -0.6) is 0.3
+    assert out[4:6] == pytest.approx([0.5, -0.5])
+    assert out[3] == 0.4 and out[6] == 3.0  # one private state only, or no public state: unchanged
+    # at full strength what the cards share is gone: each (public state, move) sums to zero
+    assert sum(out[:3]) == pytest.approx(0.0, abs=1e-15) and sum(out[4:6]) == pytest.approx(0.0, abs=1e-15)
+    half = private_contrast(advantages, public, moves, cards, 0.5)
+    assert half[:3] == pytest.approx([1.0 - 0.15, 0.5 - 0.15, -0.6 - 0.15])
+    assert private_contrast(advantages, public, moves, cards, 0.0) == advantages
+
+
+def test_one_move_from_one_card_only_keeps_its_signal():
+    """Two visits with the same card are one private state: nothing to contrast them with, and
+    their own signal is the state baseline's business, not this one's."""
+    from trainer.advantages import private_contrast
+
+    assert private_contrast([0.8, 0.2], ["p", "p"], ["bet", "bet"], ["K", "K"], 1.0) == [0.8, 0.2]

@@ -242,3 +242,20 @@ def test_a_choice_run_trains_draws_and_plays_its_checkpoints_as_trained(tmp_path
         assert 0 < report.metrics["train/entropy"] <= math.log(2) + 1e-6
     assert "games/win_vs_opponents" not in first.metrics  # step 1: only self-play was possible
     assert "games/win_vs_opponents" in second.metrics and second.metrics["samples"] > 0  # step 2: the checkpoint played
+
+
+def test_a_recorded_turn_names_its_public_state_the_same_whatever_the_card(learner_and_turns):
+    """trainer.advantages.private_contrast groups turns by meta["public_state"]: equal exactly when
+    the observations are equal once the card is hidden (a regex here, not the game's secrets)."""
+    import re
+
+    _, turns = learner_and_turns
+    hidden = [(t.player, re.sub(r"Your card: [JQK]", "", t.observation), tuple(t.legal_moves)) for t in turns]
+    public = [t.meta["public_state"] for t in turns]
+    assert all(re.fullmatch(r"[0-9a-f]{32}", p) for p in public)
+    for i in range(len(turns)):
+        for j in range(len(turns)):
+            assert (public[i] == public[j]) == (hidden[i] == hidden[j])
+    # the first decision of a hand looks the same with any card: the two matches' openings share one
+    openings = [t for t in turns if t.turn == 0]
+    assert len(openings) == 2 and openings[0].meta["public_state"] == openings[1].meta["public_state"]

@@ -88,3 +88,20 @@ def test_adam_matches_torch() -> None:
         reference.grad = torch.tensor(grads, dtype=torch.float64)
         theirs.step()
     assert params == pytest.approx(reference.tolist(), abs=1e-12)
+
+
+def test_kuhns_twelve_information_sets_are_four_public_states_of_three_cards(kuhn_tree) -> None:
+    from collections import Counter
+
+    from trainer.tabular_selfplay import public_states
+
+    public = public_states(kuhn_tree)
+    assert sorted(Counter(public.values()).values()) == [3, 3, 3, 3]
+    assert all("<private>" in view and "Your card" not in view for _, view in public.values())
+
+
+def test_the_private_contrast_reaches_the_run(kuhn_tree) -> None:
+    start = uniform_strategy(kuhn_tree)
+    plain = SelfPlaySettings(steps=4, deals_per_step=4, hands_per_deal=4, learning_rate=0.1, seed=1, state_baseline=True)
+    contrasted = SelfPlaySettings(**{**plain.__dict__, "private_contrast": 1.0})
+    assert tabular_selfplay(kuhn_tree, start, plain).curve != tabular_selfplay(kuhn_tree, start, contrasted).curve

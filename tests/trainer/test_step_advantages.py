@@ -1,0 +1,71 @@
+"""How a step's turns become the learner's samples (Trainer._samples): the state baseline and the
+private contrast are applied to the advantages the samples carry, in that order, from what each
+turn recorded (its ids, its public state)."""
+
+from __future__ import annotations
+
+import pytest
+
+from arena.match import MatchRecord, TurnRecord
+from trainer.advantages import private_contrast, state_baseline
+from trainer.config import parse_config
+from trainer.learner import decision_state
+from trainer.rewards import Episode
+from trainer.run import Trainer
+
+BET, CHECK = [7, 2], [8, 2]
+PROMPT = {"K": [1, 5, 11], "J": [1, 5, 12]}  # the same question but for the card
+
+
+def _trainer(tmp_path, **algorithm) -> Trainer:
+    config = {
+        "name": "adv", "output_dir": str(tmp_path), "base": "local", "steps": 1,
+        "games": [{"id": "kuhn_poker", "options": {"hands": 1}}],
+        "rollout": {"mode": "choice", "obs": "state", "groups_per_step": 1, "group_size": 2},
+        "algorithm": algorithm, "logging": {"wandb": False},
+    }
+    return Trainer(parse_config(config, "test"))
+
+
+def _turn(card: str, move: list[int], public: str | None) -> TurnRecord:
+    meta = {"prompt_ids": PROMPT[card], "completion_ids": move, "option_ids": [BET, CHECK], "chosen": 0 if move == BET else 1,
+            "option_logprobs": [-0.5, -1.0], "choice_temperature": 5.0, "engine": "hf"}
+    if public is not None:
+        meta["public_state"] = public
+    return TurnRecord(index=0, player=0, policy="live", turn=0, attempt=0, observation=f"Your card: {card}", legal_moves=["bet", "check"],
+                      raw="bet" if move == BET else "check", action="bet" if move == BET else "check", valid=True, meta=meta)
+
+
+def _episodes(plays: list[tuple[str, list[int], str | None]]) -> list[Episode]:
+    return [Episode(MatchRecord(f"m{i}", "kuhn_poker", 2, 0, ["live", "live"], ["s", "s"], turns=[_turn(*play)], status="finished"), 0, "g")
+            for i, play in enumerate(plays)]
+
+
+PLAYS = [("K", BET, "p"), ("K", BET, "p"), ("J", BET, "p"), ("J", CHECK, "p"), ("K", CHECK, None)]
+ADVANTAGES = [1.0, 0.2, -0.9, 0.4, 0.7]
+
+
+@pytest.mark.parametrize("algorithm", [{}, {"state_baseline": True}, {"private_contrast": 0.5},
+                                       {"state_baseline": True, "private_contrast": 1.0}])
+def test_the_samples_carry_the_advantages_after_the_baseline_then_the_contrast(tmp_path, algorithm):
+    samples, dropped = _trainer(tmp_path, **algorithm)._samples(_episodes(PLAYS), ADVANTAGES)
+    assert dropped == 0
+    expected = list(ADVANTAGES)
+    states = [decision_state(s) for s in samples]
+    if algorithm.get("state_baseline"):
+        expected = state_baseline(expected, states)
+    if algorithm.get("private_contrast"):
+        expected = private_contrast(expected, [p for _, _, p in PLAYS], [tuple(m) for _, m, _ in PLAYS], states, algorithm["private_contrast"])
+    assert [s.advantage for s in samples] == pytest.approx(expected, abs=1e-15)
+    if algorithm == {"state_baseline": True, "private_contrast": 1.0}:
+        # "bet" at public state p, from K and J: nothing left that both cards share
+        assert sum(s.advantage for s in samples[:3]) == pytest.approx(0.0, abs=1e-15)
+        # "check" from J only, and a turn without a public state: as the state baseline left them
+        assert [s.advantage for s in samples[3:]] == pytest.approx(state_baseline(ADVANTAGES, states)[3:], abs=1e-15)
+    if not algorithm:
+        assert [s.advantage for s in samples] == ADVANTAGES
+
+
+def test_the_private_contrast_is_a_share_between_0_and_1(tmp_path):
+    with pytest.raises(Exception, match="private_contrast"):
+        _trainer(tmp_path, private_contrast=1.5)
