@@ -66,7 +66,7 @@ class MoveRequest:
     move_notation: Callable[[str], list[str] | None] | None = None
     # This seat's own secret phrases as its view shows them (Game.secrets, e.g. "Your private card
     # (Player 0): K"). Masked, they leave the decision's public state: the trainer centres a move's
-    # advantage across the private cards of one public state (algorithm.public_state_baseline).
+    # advantage across the private cards of one public state (algorithm.private_contrast).
     private: tuple[str, ...] = ()
 
     @property

@@ -230,9 +230,10 @@ class AlgorithmSettings(_Strict):
     # (same prompt and legal moves; trainer.advantages.state_baseline): an unbiased baseline that
     # stops a move being credited merely for appearing in won games.
     state_baseline: bool = False
-    # Centre each move's advantage on the same move made from the other private cards of its public
-    # state, by this share (trainer.advantages.private_contrast): the update then moves how the
-    # cards differ rather than what one LoRA makes them all do. 0 = off. Applied after state_baseline.
+    # Take this share of the mean advantage of a move made at one public state from two or more
+    # private cards (the decision's own included) off each of those decisions
+    # (trainer.advantages.private_contrast): the update then moves how the cards differ rather than
+    # what one LoRA makes them all do. 0 = off. Applied after state_baseline.
     private_contrast: float = Field(0.0, ge=0, le=1)
     # Keep the uniform average of the adapter's iterates from this fraction of the run on (0.5: the
     # second half), saved beside each checkpoint as step-K/average and registered as NAME/step-K/average.

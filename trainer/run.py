@@ -331,25 +331,27 @@ class Trainer:
         dropped and counted."""
         turns = [(turn, advantage) for episode, advantage in zip(episodes, advantages) for turn in episode.turns()]
         roles = [(episode.game_id, episode.seat) for episode in episodes for _ in episode.turns()]
+        public_states: list[tuple | None] = []  # (game, seat, public state) of each sample: private_contrast's key
+        moves: list[str | None] = []
         credits = attempt_credit([turn.clean for turn, _ in turns], roles, self.config.rewards.attempt_credit)
         samples: list[Sample] = []
-        public_states: list[str | None] = []
         dropped = 0
         learner_engine = self.collectors is None  # rollouts in this process, on the learner's engine (or scored there)
-        for (turn, advantage), credit in zip(turns, credits):
+        for (turn, advantage), credit, role in zip(turns, credits, roles):
             prompt_ids, completion_ids = turn.meta.get("prompt_ids"), turn.meta.get("completion_ids")
             if not completion_ids or not prompt_ids or len(prompt_ids) > self.config.rollout.max_prompt_tokens:
                 dropped += 1
                 continue
             samples.append(turn_sample(turn.meta, float(advantage) + credit, learner_engine=learner_engine, top_p=self.config.rollout.top_p))
-            public_states.append(turn.meta.get("public_state"))
+            public = turn.meta.get("public_state")
+            public_states.append(None if public is None else (*role, public))
+            moves.append(turn.action)
         algorithm = self.config.algorithm
         advantages = [s.advantage for s in samples]
         states = [decision_state(s) for s in samples] if algorithm.state_baseline or algorithm.private_contrast else []
         if algorithm.state_baseline:
             advantages = state_baseline(advantages, states)
-        if algorithm.private_contrast:
-            moves = [tuple(s.completion_ids) for s in samples]
+        if algorithm.private_contrast:  # the move the game got, so two wordings of one text move are one move
             advantages = private_contrast(advantages, public_states, moves, states, algorithm.private_contrast)
         for sample, advantage in zip(samples, advantages):
             sample.advantage = advantage

@@ -47,6 +47,11 @@ class SelfPlaySettings:
     private_contrast: float = 0.0  # trainer.advantages.private_contrast, as `algorithm.private_contrast`
 
 
+    def __post_init__(self) -> None:
+        if not 0 <= self.private_contrast <= 1:
+            raise ValueError(f"private_contrast must be in [0, 1], got {self.private_contrast}")
+
+
 @dataclass
 class SelfPlayRun:
     curve: list[float]  # exploitability after each step, the start's first

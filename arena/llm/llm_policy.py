@@ -366,6 +366,12 @@ class LLMPolicy(Policy):
             meta=self._meta(view, mode, prompt, sampled, latency),
         )
 
+    def _recorded_prompt_is(self, prompt: Prompt, chosen: Draw) -> bool:
+        """Whether the recorded prompt ids are `prompt.messages` as rendered: not after a rethink
+        (the ids also hold the model's earlier answers), a length retry (the ids carry the added
+        instruction) or in obs=chat (the ids keep earlier replies' reasoning, the messages do not)."""
+        return self.settings.harness.sampler.kind == "single" and not chosen.length_retry and self.settings.obs is not ObsMode.CHAT
+
     def _meta(self, view: PromptView, mode: Mode, prompt: Prompt, sampled: Sampled, latency: float) -> dict[str, Any]:
         chosen, draws = sampled.chosen, sampled.draws
         completion = chosen.completion
@@ -381,7 +387,7 @@ class LLMPolicy(Policy):
         if completion.finish_reason:
             meta["finish_reason"] = completion.finish_reason
         meta.update(completion.meta)
-        if "prompt_ids" in meta and view.request.private and self.settings.harness.sampler.kind == "single":
+        if "prompt_ids" in meta and view.request.private and self._recorded_prompt_is(prompt, chosen):
             meta["public_state"] = public_state(prompt.messages, view.request.legal_moves, view.request.private)
         meta["harness"] = {**self.settings.harness.describe(), **self.settings.reasoning.describe()}
         if view.variant.notation:
@@ -400,10 +406,11 @@ class LLMPolicy(Policy):
 
 
 def public_state(messages: list[Message], legal_moves: list[str] | None, private: tuple[str, ...]) -> str:
-    """A recorded turn's public state (turn meta "public_state", trainer's public_state_baseline):
+    """A recorded turn's public state (turn meta "public_state", the trainer's algorithm.private_contrast):
     a digest of its prompt with the seat's secret phrases masked, and its legal moves. Two turns
-    share it when they were the same question but for the private cards. Only a single-draw turn
-    gets one: a rethink's recorded prompt also holds the model's own earlier answers."""
+    share it when they were the same question but for the private cards. Only the current secrets
+    are masked: in a match of several hands with obs=history an earlier hand's card stays in the
+    prompt, so such turns share a public state only with turns that held the same earlier cards."""
     shown = [[m["role"], public_text(m["content"], private)] for m in messages]
     return hashlib.blake2b(json.dumps([shown, legal_moves]).encode(), digest_size=16).hexdigest()
 

@@ -14,7 +14,8 @@ entropy bonus at bench/strategy's defaults) and Adam. For each budget ("STEPSxDE
 deal) it sweeps Adam's learning rate over --seeds runs and reports the exploitability ratio
 (final over base) of the best rate's median run, and how many of its runs reach the target (Kuhn
 0.5; Leduc 0.8, issue 29's aim). --state-baseline and --cosine add what bench/strategy has used
-since (the per-information-set baseline, a cosine to a tenth of the rate).
+since (the per-information-set baseline, a cosine to a tenth of the rate); --private-contrast L
+centres each move's advantage across the private cards of its public state (algorithm.private_contrast).
 
 It is a favourable reference: its learning rate is picked after the fact, per budget. Ends with
 one JSON line; the headline `tabular_reference_ratio` is the first budget's.
@@ -61,6 +62,8 @@ def main() -> None:
                         help="centre each move's advantage across the private cards of its public state by this share (algorithm.private_contrast)")
     parser.add_argument("--cosine", action="store_true", help="the rate falls on a cosine to a tenth of itself (lr_schedule: cosine)")
     args = parser.parse_args()
+    if not 0 <= args.private_contrast <= 1:
+        parser.error(f"--private-contrast must be in [0, 1], got {args.private_contrast}")
     budgets = args.budget or BUDGETS[args.game]
     target = TARGET_RATIO[args.game]
 

@@ -14,7 +14,7 @@ from trainer.rewards import Episode
 from trainer.run import Trainer
 
 BET, CHECK = [7, 2], [8, 2]
-PROMPT = {"K": [1, 5, 11], "J": [1, 5, 12]}  # the same question but for the card
+PROMPT = {"K": [1, 5, 11], "J": [1, 5, 12], "dropped": []}  # the same question but for the card
 
 
 def _trainer(tmp_path, **algorithm) -> Trainer:
@@ -30,7 +30,9 @@ def _trainer(tmp_path, **algorithm) -> Trainer:
 def _turn(card: str, move: list[int], public: str | None) -> TurnRecord:
     meta = {"prompt_ids": PROMPT[card], "completion_ids": move, "option_ids": [BET, CHECK], "chosen": 0 if move == BET else 1,
             "option_logprobs": [-0.5, -1.0], "choice_temperature": 5.0, "engine": "hf"}
-    if public is not None:
+    if card == "dropped":  # a turn recorded without ids (over the prompt cap, say): no sample
+        meta = {}
+    elif public is not None:
         meta["public_state"] = public
     return TurnRecord(index=0, player=0, policy="live", turn=0, attempt=0, observation=f"Your card: {card}", legal_moves=["bet", "check"],
                       raw="bet" if move == BET else "check", action="bet" if move == BET else "check", valid=True, meta=meta)
@@ -41,29 +43,42 @@ def _episodes(plays: list[tuple[str, list[int], str | None]]) -> list[Episode]:
             for i, play in enumerate(plays)]
 
 
-PLAYS = [("K", BET, "p"), ("K", BET, "p"), ("J", BET, "p"), ("J", CHECK, "p"), ("K", CHECK, None)]
-ADVANTAGES = [1.0, 0.2, -0.9, 0.4, 0.7]
+PLAYS = [("K", BET, "p"), ("K", BET, "p"), ("dropped", BET, "p"), ("J", BET, "p"), ("J", CHECK, "p"), ("K", CHECK, None)]
+ADVANTAGES = [1.0, 0.2, 5.0, -0.9, 0.4, 0.7]
+KEPT = [i for i, play in enumerate(PLAYS) if play[0] != "dropped"]
 
 
 @pytest.mark.parametrize("algorithm", [{}, {"state_baseline": True}, {"private_contrast": 0.5},
                                        {"state_baseline": True, "private_contrast": 1.0}])
 def test_the_samples_carry_the_advantages_after_the_baseline_then_the_contrast(tmp_path, algorithm):
     samples, dropped = _trainer(tmp_path, **algorithm)._samples(_episodes(PLAYS), ADVANTAGES)
-    assert dropped == 0
-    expected = list(ADVANTAGES)
+    assert dropped == 1 and len(samples) == 5
+    expected = [ADVANTAGES[i] for i in KEPT]
     states = [decision_state(s) for s in samples]
     if algorithm.get("state_baseline"):
         expected = state_baseline(expected, states)
     if algorithm.get("private_contrast"):
-        expected = private_contrast(expected, [p for _, _, p in PLAYS], [tuple(m) for _, m, _ in PLAYS], states, algorithm["private_contrast"])
+        public = [None if PLAYS[i][2] is None else ("kuhn_poker", 0, PLAYS[i][2]) for i in KEPT]
+        moves = ["bet" if PLAYS[i][1] == BET else "check" for i in KEPT]
+        expected = private_contrast(expected, public, moves, states, algorithm["private_contrast"])
     assert [s.advantage for s in samples] == pytest.approx(expected, abs=1e-15)
     if algorithm == {"state_baseline": True, "private_contrast": 1.0}:
         # "bet" at public state p, from K and J: nothing left that both cards share
         assert sum(s.advantage for s in samples[:3]) == pytest.approx(0.0, abs=1e-15)
         # "check" from J only, and a turn without a public state: as the state baseline left them
-        assert [s.advantage for s in samples[3:]] == pytest.approx(state_baseline(ADVANTAGES, states)[3:], abs=1e-15)
+        assert [s.advantage for s in samples[3:]] == pytest.approx(state_baseline([ADVANTAGES[i] for i in KEPT], states)[3:], abs=1e-15)
     if not algorithm:
-        assert [s.advantage for s in samples] == ADVANTAGES
+        assert [s.advantage for s in samples] == [ADVANTAGES[i] for i in KEPT]
+
+
+def test_the_seats_are_never_contrasted_with_each_other(tmp_path):
+    """Seat 0's and seat 1's turns at one public state are different decisions: the key holds the seat."""
+    episodes = _episodes([("K", BET, "p"), ("J", BET, "p")])
+    episodes[1].seat = 1
+    for turn in episodes[1].record.turns:
+        turn.player = 1
+    samples, _ = _trainer(tmp_path, private_contrast=1.0)._samples(episodes, [1.0, -0.5])
+    assert [s.advantage for s in samples] == [1.0, -0.5]
 
 
 def test_the_private_contrast_is_a_share_between_0_and_1(tmp_path):
