@@ -366,8 +366,8 @@ class LLMPolicy(Policy):
             meta=self._meta(view, mode, prompt, sampled, latency),
         )
 
-    def _recorded_prompt_is(self, prompt: Prompt, chosen: Draw) -> bool:
-        """Whether the recorded prompt ids are `prompt.messages` as rendered: not after a rethink
+    def _records_the_rendered_prompt(self, chosen: Draw) -> bool:
+        """Whether the recorded prompt ids are the prompt's messages as rendered: not after a rethink
         (the ids also hold the model's earlier answers), a length retry (the ids carry the added
         instruction) or in obs=chat (the ids keep earlier replies' reasoning, the messages do not)."""
         return self.settings.harness.sampler.kind == "single" and not chosen.length_retry and self.settings.obs is not ObsMode.CHAT
@@ -387,7 +387,7 @@ class LLMPolicy(Policy):
         if completion.finish_reason:
             meta["finish_reason"] = completion.finish_reason
         meta.update(completion.meta)
-        if "prompt_ids" in meta and view.request.private and self._recorded_prompt_is(prompt, chosen):
+        if "prompt_ids" in meta and view.request.private and self._records_the_rendered_prompt(chosen):
             meta["public_state"] = public_state(prompt.messages, view.request.legal_moves, view.request.private)
         meta["harness"] = {**self.settings.harness.describe(), **self.settings.reasoning.describe()}
         if view.variant.notation:
