@@ -7,7 +7,7 @@
 For each game: one step of self-play rollouts in choice mode (bench.strategy's configuration at
 GROUPS deals per step: the shipped SmolLM2 + a fresh LoRA, hf engine), then, on those very samples, median of --repeats:
 - `learner`: `Learner.update` as `arena train` runs it (behaviour log-probs taken from the
-  sampler where it was the learner's engine, one check micro-batch, the base model's pass for the
+  sampler where it was the learner's engine, a few check rows, the base model's pass for the
   KL term with its memo emptied, as at a run's first step, `epochs` passes of clipped steps, AdamW);
 - `recompute`: the same update with `reuse_sampler_logps: false` (every turn run again for its
   behaviour log-probs, as before issue 29);

@@ -144,7 +144,7 @@ def check_learner_step(device: str, out: Path) -> str:
 def check_choice_learner_step(device: str, out: Path) -> str:
     """One Kuhn poker step in choice mode: the learner scores every legal move with gradients in
     the device's layout (on CUDA each prompt and its moves in one forward, `share_prefix: auto`),
-    and its recompute of the check micro-batch is compared with the engine's own draw
+    and its recompute of the check rows is compared with the engine's own draw
     probabilities (`mismatch/logp_abs_max`, in nats: float32 rounding on the CPU, bfloat16's on CUDA)."""
     report, trainer = _one_training_step(
         device, out, "gpu-check-choice", [{"id": "kuhn_poker", "options": {"hands": 1}}],

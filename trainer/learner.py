@@ -51,6 +51,15 @@ from trainer.update_bound import NO_STEP, bound_step
 
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
 ADAPTER_CONFIG = "adapter_config.json"
+# Samples of each kind (choice, text) whose reused sampler log-probs are recomputed every step as a
+# check (mismatch/*): enough tokens to catch a sampler that is not the learner, a small forward.
+CHECK_ROWS = 8
+# A forward without gradients keeps no layer's activations for a backward: a row costs at most this
+# share of what an update keeps for it (trainer/micro_batch_memory.py). Measured on the shipped model
+# (peak resident memory of one scoring forward, float32 on CPU, 16 and 32 rows of ~660 tokens): a
+# choice row 50-69 MB, 7.5-10.4% of its update estimate, in either layout; a text row 20 MB, 3%.
+NO_GRAD_ROW_SHARE = 0.25
+NO_GRAD_ROWS = 4  # micro-batches' rows in one scoring forward (`Learner.scoring_batches`), within the cap
 
 
 @dataclass
@@ -404,6 +413,16 @@ class Learner:
                 entropy = entropy_from_logits(logits)
         return logps, mask, entropy
 
+    def scoring_batches(self, samples: Sequence[Sample]) -> list[list[Sample]]:
+        """Chunks for forwards without gradients (behaviour and reference log-probs, the update's KL
+        bound): such a forward keeps no activations for a backward, so a row costs a fraction of an
+        update's (`NO_GRAD_ROW_SHARE`) and a chunk holds that many times more rows. Fewer, fuller
+        forwards: on a GPU each forward's cost is its kernel launches, whatever its rows."""
+        size = self.settings.micro_batch_size * NO_GRAD_ROWS
+        budget = self.settings.micro_batch_memory_gb
+        fitting = None if budget is None else (lambda width: self.row_memory.rows_fitting(width, budget / NO_GRAD_ROW_SHARE))
+        return micro_batches(samples, size, fitting, by_prefix=self.share_prefix)
+
     @torch.no_grad()
     def prepare(self, samples: Sequence[Sample], need_ref: bool) -> dict[str, float]:
         """Store each sample's behaviour log-probs (and the reference's, when the KL term needs
@@ -411,49 +430,57 @@ class Learner:
         own log-probs were recomputed and carry the sampler's.
 
         Where the sampler was the learner itself (`Sample.sampled_by_learner`), its log-probs are
-        the behaviour policy's up to float rounding and are taken as they are, except in the first
-        micro-batch of each kind, recomputed every step as a check (mismatch/*)."""
+        the behaviour policy's up to float rounding and are taken as they are, except for the first
+        `CHECK_ROWS` such samples of each kind (choice or text), recomputed every step as a check
+        (mismatch/*). Every recompute runs in `scoring_batches`."""
         self.model.eval()
-        checked: set[bool] = set()  # kinds (choice or text) whose check micro-batch ran
+        checks = {True: 0, False: 0}  # check rows taken so far, per kind
         recomputed: list[Sample] = []
-        for chunk in micro_batches(samples, self.settings.micro_batch_size, self.rows_fitting, by_prefix=self.share_prefix):
-            reusable = self.settings.reuse_sampler_logps and all(x.sampled_by_learner and x.sampler_logps is not None for x in chunk)
-            if reusable and chunk[0].is_choice in checked:
-                for sample in chunk:
-                    sample.old_logps = torch.tensor(sample.sampler_logps, dtype=torch.float32)
-                    sample.is_weights = None  # the behaviour policy is the learner's: no correction
-            else:
-                checked.add(chunk[0].is_choice)
-                logps, _, _ = self._action_logps(chunk)
-                for row, sample in enumerate(chunk):
-                    sample.old_logps = logps[row, : sample.action_length].detach().cpu()
-                recomputed.extend(chunk)
-            if need_ref:
-                self._reference_logps(chunk)
-            else:
-                for sample in chunk:
-                    sample.ref_logps = None
+        for sample in samples:
+            reusable = self.settings.reuse_sampler_logps and sample.sampled_by_learner and sample.sampler_logps is not None
+            if reusable and checks[sample.is_choice] >= CHECK_ROWS:
+                sample.old_logps = torch.tensor(sample.sampler_logps, dtype=torch.float32)
+                sample.is_weights = None  # the behaviour policy is the learner's: no correction
+                continue
+            if reusable:
+                checks[sample.is_choice] += 1
+            recomputed.append(sample)
+        for chunk in self.scoring_batches(recomputed):
+            logps, _, _ = self._action_logps(chunk)
+            for row, sample in enumerate(chunk):
+                sample.old_logps = logps[row, : sample.action_length].detach().cpu()
+        if need_ref:
+            self._reference_logps(samples)
+        else:
+            for sample in samples:
+                sample.ref_logps = None
         return sampler_mismatch(recomputed, self.settings)
 
-    def _reference_logps(self, chunk: Sequence[Sample]) -> None:
-        """Each sample's log-probs under the KL reference. The base model never changes, so its
-        log-probs of an action are computed once per run and remembered (`base_logps`): in a game
-        whose decisions repeat (Kuhn poker) the reference pass then costs nothing after the first
-        steps. A reference adapter changes when it is refreshed, so it is run every time."""
+    def _reference_logps(self, samples: Sequence[Sample]) -> None:
+        """Each sample's log-probs under the KL reference, in `scoring_batches`. The base model
+        never changes, so its log-probs of an action are computed once per run and remembered
+        (`base_logps`): in a game whose decisions repeat (Kuhn poker) the reference pass then
+        costs nothing after the first steps. A reference adapter changes when it is refreshed, so
+        it is run every time."""
         if self.settings.kl_reference != "base":
-            ref, _, _ = self._action_logps(chunk, adapter_names=[self.ref_name] * len(chunk))
-            for row, sample in enumerate(chunk):
-                sample.ref_logps = ref[row, : sample.action_length].detach().cpu()
+            for chunk in self.scoring_batches(samples):
+                ref, _, _ = self._action_logps(chunk, adapter_names=[self.ref_name] * len(chunk))
+                for row, sample in enumerate(chunk):
+                    sample.ref_logps = ref[row, : sample.action_length].detach().cpu()
             return
-        keys = [_action_key(sample) for sample in chunk]
-        missing = {key: sample for key, sample in zip(keys, chunk) if self.base_logps.get(key) is None}
+        keys = [_action_key(sample) for sample in samples]
+        known = {key: self.base_logps.get(key) for key in keys}
+        missing = {key: sample for key, sample in zip(keys, samples) if known[key] is None}
         if missing:
             with self.model.disable_adapter():  # the base model: same weights, adapter off
-                ref, _, _ = self._action_logps(list(missing.values()))
-            for row, (key, sample) in enumerate(missing.items()):
-                self.base_logps.put(key, ref[row, : sample.action_length].detach().cpu())
-        for key, sample in zip(keys, chunk):
-            sample.ref_logps = self.base_logps.get(key)
+                for chunk in self.scoring_batches(list(missing.values())):
+                    ref, _, _ = self._action_logps(chunk)
+                    for row, sample in enumerate(chunk):
+                        key = _action_key(sample)
+                        known[key] = ref[row, : sample.action_length].detach().cpu()
+                        self.base_logps.put(key, known[key])
+        for key, sample in zip(keys, samples):
+            sample.ref_logps = known[key]  # not read back from the memo: a long step may age its first entries out
 
     # ---- the update --------------------------------------------------------------------------
 
@@ -569,7 +596,7 @@ class Learner:
         current: list[torch.Tensor] = []
         try:
             with torch.no_grad():
-                for micro in micro_batches(samples, self.settings.micro_batch_size, self.rows_fitting, by_prefix=self.share_prefix):
+                for micro in self.scoring_batches(samples):
                     logps, _, _ = self._action_logps(micro)
                     ordered.extend(micro)
                     current.extend(logps[row, : sample.action_length].float().cpu() for row, sample in enumerate(micro))

@@ -3,12 +3,13 @@ with long prompts cannot take the learner past the machine's memory, and the upd
 however the minibatch is cut."""
 
 import random
+from types import SimpleNamespace
 
 import pytest
 import torch
 
 from trainer.config import AlgorithmSettings, LoraSettings, parse_config
-from trainer.learner import Learner, Sample, micro_batches, row_tokens, write_initial_adapter
+from trainer.learner import NO_GRAD_ROW_SHARE, NO_GRAD_ROWS, Learner, Sample, micro_batches, row_tokens, write_initial_adapter
 from trainer.micro_batch_memory import RowMemory
 
 
@@ -33,6 +34,21 @@ def test_wide_rows_get_fewer_companions_and_every_sample_runs_once():
     assert [len(c) for c in micro_batches(samples, 16)] == [8]
     # a row too wide for any company runs alone instead of being refused
     assert sorted(len(c) for c in micro_batches([_text(seat, 2000), _text(seat, 5)], 16, rows_fitting)) == [1, 1]
+
+
+def test_forwards_without_gradients_take_more_rows_within_the_same_cap():
+    smollm2 = RowMemory(layers=30, heads=9, units=576 + 1536)
+    samples = [_text(list(range(100, 140)), 956) for _ in range(10)]  # rows of 1,000 tokens: ~1.46 GB each in an update
+    assert {row_tokens(x) for x in samples} == {1000}
+    owner = SimpleNamespace(settings=AlgorithmSettings(micro_batch_size=2, minibatch_size=16, micro_batch_memory_gb=1.5),
+                            row_memory=smollm2, share_prefix=True)
+    assert [len(c) for c in micro_batches(samples, 2, lambda width: smollm2.rows_fitting(width, 1.5))] == [1] * 10
+    # the same 1.5 GB holds 1 / NO_GRAD_ROW_SHARE times the rows when nothing is kept for a backward
+    assert NO_GRAD_ROW_SHARE == 0.25 and NO_GRAD_ROWS == 4
+    assert [len(c) for c in Learner.scoring_batches(owner, samples)] == [4, 4, 2]
+    # uncapped: NO_GRAD_ROWS micro-batches' rows in one forward
+    owner.settings = owner.settings.model_copy(update={"micro_batch_memory_gb": None})
+    assert [len(c) for c in Learner.scoring_batches(owner, samples)] == [8, 2]
 
 
 def test_the_memory_estimate_grows_with_width_squared_and_matches_the_measured_row():
