@@ -254,8 +254,9 @@ class AlgorithmSettings(_Strict):
     # turn through the learner again, where they are the learner's own: rollouts on the learner's
     # hf engine in this process (same weights, same code; a choice draw is always scored there)
     # and top_p 1 (the learner scores against the whole vocabulary). They agree with a recompute
-    # to float32 rounding (< 1e-4 nats per token: tests/trainer/test_sampler_logps.py); the first
-    # micro-batch of each step is still recomputed, and its difference logged as mismatch/*.
+    # to float32 rounding (< 1e-4 nats per token: tests/trainer/test_sampler_logps.py); up to 8
+    # turns of each kind (choice, text) are still recomputed every step, and their difference logged
+    # as mismatch/* (trainer.learner.CHECK_ROWS).
     reuse_sampler_logps: bool = True
 
     @field_validator("share_prefix", mode="before")

@@ -51,15 +51,18 @@ from trainer.update_bound import NO_STEP, bound_step
 
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
 ADAPTER_CONFIG = "adapter_config.json"
-# Samples of each kind (choice, text) whose reused sampler log-probs are recomputed every step as a
-# check (mismatch/*): enough tokens to catch a sampler that is not the learner, a small forward.
+# Reused sampler log-probs recomputed every step as a check (mismatch/*), per kind (choice, text):
+# enough tokens to catch a sampler that is not the learner, at most one micro-batch's rows.
 CHECK_ROWS = 8
 # A forward without gradients keeps no layer's activations for a backward: a row costs at most this
-# share of what an update keeps for it (trainer/micro_batch_memory.py). Measured on the shipped model
-# (peak resident memory of one scoring forward, float32 on CPU, 16 and 32 rows of ~660 tokens): a
-# choice row 50-69 MB, 7.5-10.4% of its update estimate, in either layout; a text row 20 MB, 3%.
+# share of what an update keeps for it (trainer/micro_batch_memory.py), plus its reply's logits
+# (LOGIT_BYTES per position and vocabulary entry: the logits and their tempered copy). Measured on
+# the shipped model (peak resident memory of one scoring forward, float32 on CPU, 16 and 32 rows of
+# ~660 tokens): a choice row 50-69 MB, 7.5-10.4% of its update estimate, in either layout; a text
+# row with an 8-token reply 20 MB, 3%.
 NO_GRAD_ROW_SHARE = 0.25
-NO_GRAD_ROWS = 4  # micro-batches' rows in one scoring forward (`Learner.scoring_batches`), within the cap
+LOGIT_BYTES = 10
+SCORING_MICRO_BATCHES = 4  # micro-batches' rows in one scoring forward (`Learner.scoring_batches`), within the cap
 
 
 @dataclass
@@ -168,6 +171,7 @@ class Learner:
         self.averaged_iterates = 0
         self.base_logps = BoundedMemo()  # the base model's log-probs of an action (`_reference_logps`)
         self.row_memory = RowMemory.of(self.model.config)  # what one row of a given width keeps for the backward
+        self.vocab_size = int(getattr(self.model.config, "vocab_size", 0) or 0)  # a reply position's logits
         self.dropout = any(getattr(cfg, "lora_dropout", 0) for cfg in [self.model.peft_config[self.name]])
 
     def set_learning_rate(self, learning_rate: float) -> None:
@@ -416,12 +420,19 @@ class Learner:
     def scoring_batches(self, samples: Sequence[Sample]) -> list[list[Sample]]:
         """Chunks for forwards without gradients (behaviour and reference log-probs, the update's KL
         bound): such a forward keeps no activations for a backward, so a row costs a fraction of an
-        update's (`NO_GRAD_ROW_SHARE`) and a chunk holds that many times more rows. Fewer, fuller
-        forwards: on a GPU each forward's cost is its kernel launches, whatever its rows."""
-        size = self.settings.micro_batch_size * NO_GRAD_ROWS
+        update's (`scoring_row_bytes`) and a chunk holds up to `SCORING_MICRO_BATCHES` micro-batches'
+        rows within the same memory cap. Fewer, fuller forwards: on a GPU each forward's cost is its
+        kernel launches, whatever its rows."""
+        size = self.settings.micro_batch_size * SCORING_MICRO_BATCHES
         budget = self.settings.micro_batch_memory_gb
-        fitting = None if budget is None else (lambda width: self.row_memory.rows_fitting(width, budget / NO_GRAD_ROW_SHARE))
+        fitting = None if budget is None else (lambda width: max(1, int(budget * 1e9 // self.scoring_row_bytes(width))))
         return micro_batches(samples, size, fitting, by_prefix=self.share_prefix)
+
+    def scoring_row_bytes(self, width: int) -> float:
+        """What a forward without gradients keeps for one row of `width` tokens: a share of the
+        update's estimate, and the logits of its reply (at most max_new_tokens, or the row)."""
+        reply = min(width, self.max_new_tokens) + 1
+        return NO_GRAD_ROW_SHARE * self.row_memory.bytes(width) + LOGIT_BYTES * reply * self.vocab_size
 
     @torch.no_grad()
     def prepare(self, samples: Sequence[Sample], need_ref: bool) -> dict[str, float]:
@@ -430,21 +441,23 @@ class Learner:
         own log-probs were recomputed and carry the sampler's.
 
         Where the sampler was the learner itself (`Sample.sampled_by_learner`), its log-probs are
-        the behaviour policy's up to float rounding and are taken as they are, except for the first
-        `CHECK_ROWS` such samples of each kind (choice or text), recomputed every step as a check
-        (mismatch/*). Every recompute runs in `scoring_batches`."""
+        the behaviour policy's up to float rounding and are taken as they are, except for a few such
+        samples of each kind (choice or text), recomputed every step as a check (mismatch/*): up to
+        `CHECK_ROWS`, at most a micro-batch's, from one prompt prefix (one forward). Every
+        recompute runs in `scoring_batches`."""
         self.model.eval()
-        checks = {True: 0, False: 0}  # check rows taken so far, per kind
-        recomputed: list[Sample] = []
+        reusable = [x for x in samples if self.settings.reuse_sampler_logps and x.sampled_by_learner and x.sampler_logps is not None]
+        check_rows = min(CHECK_ROWS, self.settings.micro_batch_size)
+        checked: set[int] = set()
+        for kind in (True, False):
+            first = next(iter(self.scoring_batches([x for x in reusable if x.is_choice is kind])), [])
+            checked.update(id(x) for x in first[:check_rows])
+        reused = {id(x) for x in reusable} - checked
+        recomputed = [x for x in samples if id(x) not in reused]
         for sample in samples:
-            reusable = self.settings.reuse_sampler_logps and sample.sampled_by_learner and sample.sampler_logps is not None
-            if reusable and checks[sample.is_choice] >= CHECK_ROWS:
+            if id(sample) in reused:
                 sample.old_logps = torch.tensor(sample.sampler_logps, dtype=torch.float32)
                 sample.is_weights = None  # the behaviour policy is the learner's: no correction
-                continue
-            if reusable:
-                checks[sample.is_choice] += 1
-            recomputed.append(sample)
         for chunk in self.scoring_batches(recomputed):
             logps, _, _ = self._action_logps(chunk)
             for row, sample in enumerate(chunk):
@@ -473,10 +486,11 @@ class Learner:
         missing = {key: sample for key, sample in zip(keys, samples) if known[key] is None}
         if missing:
             with self.model.disable_adapter():  # the base model: same weights, adapter off
+                key_of = {id(sample): key for key, sample in missing.items()}
                 for chunk in self.scoring_batches(list(missing.values())):
                     ref, _, _ = self._action_logps(chunk)
                     for row, sample in enumerate(chunk):
-                        key = _action_key(sample)
+                        key = key_of[id(sample)]
                         known[key] = ref[row, : sample.action_length].detach().cpu()
                         self.base_logps.put(key, known[key])
         for key, sample in zip(keys, samples):

@@ -3,13 +3,12 @@ with long prompts cannot take the learner past the machine's memory, and the upd
 however the minibatch is cut."""
 
 import random
-from types import SimpleNamespace
 
 import pytest
 import torch
 
 from trainer.config import AlgorithmSettings, LoraSettings, parse_config
-from trainer.learner import NO_GRAD_ROW_SHARE, NO_GRAD_ROWS, Learner, Sample, micro_batches, row_tokens, write_initial_adapter
+from trainer.learner import LOGIT_BYTES, NO_GRAD_ROW_SHARE, SCORING_MICRO_BATCHES, Learner, Sample, micro_batches, row_tokens, write_initial_adapter
 from trainer.micro_batch_memory import RowMemory
 
 
@@ -40,15 +39,23 @@ def test_forwards_without_gradients_take_more_rows_within_the_same_cap():
     smollm2 = RowMemory(layers=30, heads=9, units=576 + 1536)
     samples = [_text(list(range(100, 140)), 956) for _ in range(10)]  # rows of 1,000 tokens: ~1.46 GB each in an update
     assert {row_tokens(x) for x in samples} == {1000}
-    owner = SimpleNamespace(settings=AlgorithmSettings(micro_batch_size=2, minibatch_size=16, micro_batch_memory_gb=1.5),
-                            row_memory=smollm2, share_prefix=True)
+    learner = object.__new__(Learner)  # only what scoring_batches reads
+    learner.settings = AlgorithmSettings(micro_batch_size=2, minibatch_size=16, micro_batch_memory_gb=1.5, share_prefix=True)
+    learner.row_memory, learner.max_new_tokens, learner.vocab_size = smollm2, 4, 49152
     assert [len(c) for c in micro_batches(samples, 2, lambda width: smollm2.rows_fitting(width, 1.5))] == [1] * 10
-    # the same 1.5 GB holds 1 / NO_GRAD_ROW_SHARE times the rows when nothing is kept for a backward
-    assert NO_GRAD_ROW_SHARE == 0.25 and NO_GRAD_ROWS == 4
-    assert [len(c) for c in Learner.scoring_batches(owner, samples)] == [4, 4, 2]
-    # uncapped: NO_GRAD_ROWS micro-batches' rows in one forward
-    owner.settings = owner.settings.model_copy(update={"micro_batch_memory_gb": None})
-    assert [len(c) for c in Learner.scoring_batches(owner, samples)] == [8, 2]
+    # a scoring row: a quarter of the update's estimate and its reply's logits (5 positions)
+    row = NO_GRAD_ROW_SHARE * smollm2.bytes(1000) + LOGIT_BYTES * 5 * 49152
+    assert learner.scoring_row_bytes(1000) == pytest.approx(row)
+    fitting = int(1.5e9 // row)
+    assert fitting == 4  # the same 1.5 GB that holds one row of an update
+    assert [len(c) for c in Learner.scoring_batches(learner, samples)] == [4, 4, 2]
+    # uncapped: SCORING_MICRO_BATCHES micro-batches' rows in one forward
+    learner.settings = learner.settings.model_copy(update={"micro_batch_memory_gb": None})
+    size = 2 * SCORING_MICRO_BATCHES
+    assert [len(c) for c in Learner.scoring_batches(learner, samples)] == [size, 10 - size]
+    # long replies weigh their logits: 256 reply positions of a 500-token row
+    learner.max_new_tokens = 256
+    assert learner.scoring_row_bytes(500) > NO_GRAD_ROW_SHARE * smollm2.bytes(500) + 1e8
 
 
 def test_the_memory_estimate_grows_with_width_squared_and_matches_the_measured_row():

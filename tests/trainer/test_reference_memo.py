@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from arena.llm.engines import open_engine
-from trainer.config import AlgorithmSettings, LoraSettings
 from arena.llm.engines.choice_memo import BoundedMemo
+from trainer.config import AlgorithmSettings, LoraSettings
 from trainer.learner import Learner, Sample, write_initial_adapter
 
 CHAT = [{"role": "system", "content": "You play Kuhn poker."}, {"role": "user", "content": "Your card: K. Check or bet?"}]
@@ -43,7 +43,6 @@ def test_the_base_pass_runs_once_per_decision_and_gives_what_a_fresh_pass_gives(
         fresh, _, _ = learner._action_logps(_samples(engine))
     for row, sample in enumerate(remembered):  # float32 log-softmax over two moves of a 49k-vocab model
         assert torch.allclose(sample.ref_logps, fresh[row, :1].cpu(), atol=1e-5)
-
 
 
 @pytest.mark.slow
