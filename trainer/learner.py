@@ -35,7 +35,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import torch
 
@@ -458,16 +458,23 @@ class Learner:
             if id(sample) in reused:
                 sample.old_logps = torch.tensor(sample.sampler_logps, dtype=torch.float32)
                 sample.is_weights = None  # the behaviour policy is the learner's: no correction
-        for chunk in self.scoring_batches(recomputed):
-            logps, _, _ = self._action_logps(chunk)
-            for row, sample in enumerate(chunk):
-                sample.old_logps = logps[row, : sample.action_length].detach().cpu()
+        for sample, logps in self._scored(recomputed):
+            sample.old_logps = logps
         if need_ref:
             self._reference_logps(samples)
         else:
             for sample in samples:
                 sample.ref_logps = None
         return sampler_mismatch(recomputed, self.settings)
+
+    def _scored(self, samples: Sequence[Sample], adapter: str | None = None) -> Iterator[tuple[Sample, torch.Tensor]]:
+        """Each sample with its action log-probs (on the CPU), from forwards without gradients in
+        `scoring_batches`; under `adapter` where given, else the model as it is."""
+        for chunk in self.scoring_batches(samples):
+            names = [adapter] * len(chunk) if adapter is not None else None
+            logps, _, _ = self._action_logps(chunk, adapter_names=names)
+            for row, sample in enumerate(chunk):
+                yield sample, logps[row, : sample.action_length].detach().cpu()
 
     def _reference_logps(self, samples: Sequence[Sample]) -> None:
         """Each sample's log-probs under the KL reference, in `scoring_batches`. The base model
@@ -476,10 +483,8 @@ class Learner:
         costs nothing after the first steps. A reference adapter changes when it is refreshed, so
         it is run every time."""
         if self.settings.kl_reference != "base":
-            for chunk in self.scoring_batches(samples):
-                ref, _, _ = self._action_logps(chunk, adapter_names=[self.ref_name] * len(chunk))
-                for row, sample in enumerate(chunk):
-                    sample.ref_logps = ref[row, : sample.action_length].detach().cpu()
+            for sample, logps in self._scored(samples, adapter=self.ref_name):
+                sample.ref_logps = logps
             return
         keys = [_action_key(sample) for sample in samples]
         known = {key: self.base_logps.get(key) for key in keys}
@@ -487,12 +492,9 @@ class Learner:
         if missing:
             with self.model.disable_adapter():  # the base model: same weights, adapter off
                 key_of = {id(sample): key for key, sample in missing.items()}
-                for chunk in self.scoring_batches(list(missing.values())):
-                    ref, _, _ = self._action_logps(chunk)
-                    for row, sample in enumerate(chunk):
-                        key = key_of[id(sample)]
-                        known[key] = ref[row, : sample.action_length].detach().cpu()
-                        self.base_logps.put(key, known[key])
+                for sample, logps in self._scored(list(missing.values())):
+                    known[key_of[id(sample)]] = logps
+                    self.base_logps.put(key_of[id(sample)], logps)
         for key, sample in zip(keys, samples):
             sample.ref_logps = known[key]  # not read back from the memo: a long step may age its first entries out
 
