@@ -83,7 +83,7 @@ def main() -> None:
     engine = open_engine("local", "hf")
     decisions = []  # (situation, card, prompt ids, option ids, moves)
     for key, info in tree.infosets.items():
-        prompt_ids = engine._encode(policy.build_prompt(info.request, Mode.CHOICE).messages)
+        prompt_ids = engine.encode(policy.build_prompt(info.request, Mode.CHOICE).messages)
         option_ids = engine.option_ids(list(info.moves))
         decisions.append((*situation_and_card(labels[key]), prompt_ids, option_ids, list(info.moves)))
 
