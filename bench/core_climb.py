@@ -76,8 +76,9 @@ def play_spec(config_path: Path, adapter: Path | None) -> str:
     rollout = config.rollout
     base = f"hf:{config.base}+{adapter.resolve()}" if adapter is not None else config.base
     obs = "" if rollout.obs == "history" else f",obs={rollout.obs}"
+    prompt = "" if rollout.prompt == "default" else f",prompt={rollout.prompt}"
     mode = f",mode=choice,temperature={rollout.temperature:g}" if rollout.mode == "choice" else ""
-    return f"{base},engine={ENGINE}{obs}{mode}{checkpoint_play_params(rollout)}"
+    return f"{base},engine={ENGINE}{obs}{prompt}{mode}{checkpoint_play_params(rollout)}"
 
 
 def rate(spec: str, name: str, db: str, concurrency: int) -> dict[str, Any]:

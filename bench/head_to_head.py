@@ -17,11 +17,13 @@ from games.registry import make_game
 GAME_OPTIONS = {"kuhn_poker": {"hands": 1}, "leduc_holdem": {"hands": 1}, "tictactoe": {}}
 
 
-def choice_policy(adapter: str | None, temperature: float, name: str) -> Policy:
+def choice_policy(adapter: str | None, temperature: float, name: str, prompt: str = "default") -> Policy:
     # Choice scoring runs on the hf engine (docs/architecture.md says why): starting vLLM too would
-    # cost start-up time and memory for nothing.
+    # cost start-up time and memory for nothing. `prompt`: the harness's prompt variant, the one
+    # the adapter was trained with.
     spec = f"hf:local+{adapter}" if adapter else "local"
-    policy = make_policy(f"{spec},engine=hf,mode=choice,obs=state,temperature={temperature:g}")
+    shown = "" if prompt == "default" else f",prompt={prompt}"
+    policy = make_policy(f"{spec},engine=hf,mode=choice,obs=state{shown},temperature={temperature:g}")
     policy.name = name
     return policy
 

@@ -50,6 +50,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from arena.llm.prompt_variants import PromptVariant
 from arena.policy import make_policy
 from bench.head_to_head import GAME_OPTIONS, choice_policy, play_games
 from evaluation.exploitability import build_tree, chips_against, evaluate, infoset_labels, policy_strategy, uniform_strategy
@@ -154,6 +155,7 @@ def build_config(args: argparse.Namespace) -> dict:
             "mode": "choice",
             "engine": "hf",  # choice scoring runs on the hf engine (docs/architecture.md)
             "obs": "state",
+            "prompt": args.prompt,  # with --prompt private-last: the seat's card restated as the turn's last line
             "temperature": args.train_temperature,  # exploration: the base all but never deviates at 1 in poker
             "groups_per_step": args.groups,
             "group_size": args.group_size,
@@ -214,7 +216,7 @@ def defaults(game: str, **overrides: object) -> argparse.Namespace:
         "train_temperature": TRAIN_TEMPERATURE[game], "groups": GROUPS[game], "group_size": 4, "micro_batch": MICRO_BATCH[game],
         "learning_rate": 1e-3, "lr_schedule": "cosine", "lr_final_fraction": 0.1, "lr_warmup_steps": LR_WARMUP_STEPS[game],
         "kl_coef": 0.1, "kl_target": KL_TARGET[game], "max_update_kl": None, "entropy_coef": ENTROPY_COEF[game], "average_from": 0.5, "state_baseline": STATE_BASELINE[game],
-        "private_contrast": 0.0, "lagged": LAGGED[game], "branch": 0.0,
+        "private_contrast": 0.0, "prompt": "default", "lagged": LAGGED[game], "branch": 0.0,
     }
     values.update(overrides)
     return argparse.Namespace(**values)
@@ -227,7 +229,7 @@ async def train(args: argparse.Namespace, tree: object | None) -> tuple[Trainer,
     config = parse_config(build_config(args), "bench")
     trainer = Trainer(config)
     trainer.setup()
-    live = choice_policy(str(trainer.live_dir), args.temperature, "live")  # the learner's own weights
+    live = choice_policy(str(trainer.live_dir), args.temperature, "live", args.prompt)  # the learner's own weights
     average_dir = trainer.run_dir / ".average-live"  # the average so far, re-read by the engine after each step
     average = None
 
@@ -240,7 +242,7 @@ async def train(args: argparse.Namespace, tree: object | None) -> tuple[Trainer,
         if trainer.learner.average is not None:
             trainer.learner.save_adapter(average_dir, trainer.learner.average)
             if average is None:
-                average = choice_policy(str(average_dir), args.temperature, "average")
+                average = choice_policy(str(average_dir), args.temperature, "average", args.prompt)
             else:
                 average.engine.reload_adapter(str(average_dir))
             averaged = await exploitability(average)
@@ -324,17 +326,17 @@ def print_strategies(tree: object, base: dict, trained: dict, limit: int = 24) -
 async def run_poker(args: argparse.Namespace) -> dict:
     game = args.game
     tree = build_tree(lambda: make_game(game, 2, **GAME_OPTIONS[game]))
-    base = choice_policy(None, args.temperature, "base")
+    base = choice_policy(None, args.temperature, "base", args.prompt)
     bot = make_policy("bot")
     base_strategy, bot_strategy = await policy_strategy(tree, base), await policy_strategy(tree, bot)
     base_eval = evaluate(tree, base_strategy)
     uniform = evaluate(tree, uniform_strategy(tree)).exploitability
     print(f"base model: exploitability {base_eval.exploitability:.4f} (uniform {uniform:.4f})", flush=True)
     trainer, final, curve, train_s = await train(args, tree)
-    trained = choice_policy(str(final), args.temperature, "trained")
+    trained = choice_policy(str(final), args.temperature, "trained", args.prompt)
     trained_strategy = await policy_strategy(tree, trained)
     trained_eval = evaluate(tree, trained_strategy)
-    last = evaluate(tree, await policy_strategy(tree, choice_policy(str(trainer.run_dir / "final"), args.temperature, "last"))).exploitability
+    last = evaluate(tree, await policy_strategy(tree, choice_policy(str(trainer.run_dir / "final"), args.temperature, "last", args.prompt))).exploitability
     averaged = final.name == "final-average"
     if not curve or curve[-1][0] != trainer.step:
         curve.append((trainer.step, last, trained_eval.exploitability if averaged else None))
@@ -389,7 +391,7 @@ def intervals_apart(low: list[float], high: list[float]) -> bool:
 
 
 async def run_tictactoe(args: argparse.Namespace) -> dict:
-    base = choice_policy(None, args.temperature, "base")
+    base = choice_policy(None, args.temperature, "base", args.prompt)
     bot = make_policy("bot")
     before = await play_games("tictactoe", base, bot, args.eval_games, args.seed + 20_000, args.in_flight)
     print(f"base model vs bot: draw-or-win {before['good_rate']:.3f} {before['good_rate_ci95']} over {before['games']} games", flush=True)
@@ -398,7 +400,7 @@ async def run_tictactoe(args: argparse.Namespace) -> dict:
         print(f"base model vs bot, exactly: {exact_text(exact_before)}", flush=True)
     trainer, final, _curve, train_s = await train(args, None)
     trainer.close()
-    trained = choice_policy(str(final), args.temperature, "trained")
+    trained = choice_policy(str(final), args.temperature, "trained", args.prompt)
     after = await play_games("tictactoe", trained, bot, args.eval_games, args.seed + 20_000, args.in_flight)
     print(f"\ntrained {trainer.step} steps in {train_s / 60:.1f} min; final adapter {final}")
     print(f"trained vs bot: draw-or-win {after['good_rate']:.3f} {after['good_rate_ci95']} over {after['games']} games "
@@ -512,6 +514,9 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--private-contrast", type=float, default=0.0,
                         help="poker: centre each move's advantage on the same move from the other private cards of its public "
                              "state by this share, 0-1 (algorithm.private_contrast; default 0: off)")
+    parser.add_argument("--prompt", default="default",
+                        help="the prompt variant the learner is trained, evaluated and compared with (rollout.prompt, the harness's prompt=); "
+                             "private-last restates the seat's card as the turn's last line (default: default)")
     parser.add_argument("--curve-every", type=int, default=None, help="poker: exact exploitability every N steps (0: only at the end)")
     parser.add_argument("--lagged", type=float, default=None,
                         help="share of groups played against an earlier checkpoint of the run (PFSP), the rest self-play; default 0.5 in Tic-Tac-Toe, else 0")
@@ -562,6 +567,10 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
         (args.max_update_kl is not None and args.max_update_kl <= 0, f"--max-update-kl must be positive, got {args.max_update_kl}"),
         (not 0 <= args.private_contrast <= 1, f"--private-contrast must be in [0, 1], got {args.private_contrast}"),
     ) if wrong]
+    try:
+        args.prompt = PromptVariant.parse(args.prompt).name
+    except ValueError as exc:
+        problems.append(f"--prompt: {exc}")
     if problems:
         parser.error("; ".join(problems))
     return args
@@ -580,7 +589,7 @@ def main() -> None:
         if game == "leduc_holdem":
             figures["leduc_exploitability_ratio"] = figures["exploitability_ratio"]
     figures.update(train_temperature=args.train_temperature, eval_temperature=args.temperature, learning_rate=args.learning_rate,
-                   lr_schedule=args.lr_schedule, lr_warmup_steps=args.lr_warmup_steps, average_from=args.average_from, state_baseline=args.state_baseline, private_contrast=args.private_contrast, kl_coef=args.kl_coef, kl_target=args.kl_target, max_update_kl=args.max_update_kl, entropy_coef=args.entropy_coef,
+                   lr_schedule=args.lr_schedule, lr_warmup_steps=args.lr_warmup_steps, average_from=args.average_from, state_baseline=args.state_baseline, private_contrast=args.private_contrast, prompt=args.prompt, kl_coef=args.kl_coef, kl_target=args.kl_target, max_update_kl=args.max_update_kl, entropy_coef=args.entropy_coef,
                    lagged=args.lagged, branch=args.branch, episodes_per_step=args.groups * args.group_size, steps_budget=args.steps)
     if args.json_out is not None:
         args.json_out.write_text(json.dumps(figures), encoding="utf-8")

@@ -19,6 +19,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from arena.llm.prompt_variants import PromptVariant
+
 
 class TrainConfigError(ValueError):
     """One line: `FILE: KEY.PATH: problem`."""
@@ -114,6 +116,11 @@ class RolloutSettings(RolloutPlacement):
     # saw and wrote (arena.llm.token_chats). State prompts stay short, which on a CPU is most
     # of a step's cost; evaluate a checkpoint with the same `obs=` it was trained with.
     obs: Literal["history", "state", "chat"] = "history"
+    # What the prompt shows around the game's view, as the harness's `prompt=` (arena/llm/
+    # prompt_variants.py): "private-last" restates the seat's private card (dice, values) as the
+    # turn's last line, where the shipped model's choice can follow it (11x more of a Leduc update
+    # tells the cards apart). Checkpoints are played and rated with the same prompt.
+    prompt: str = "default"
     # Where each step's scored rollouts also go: "atropos" posts them as scored groups (exact token
     # ids, prompt masked, our rewards; trainer/atropos.py) to the Atropos hub at `atropos_url`.
     sink: Literal["none", "atropos"] = "none"
@@ -131,6 +138,17 @@ class RolloutSettings(RolloutPlacement):
     # sleep mode: weights offloaded to CPU, KV cache dropped). Ignored on CPU.
     vllm_gpu_memory: float = Field(0.35, gt=0, lt=1)
     vllm_sleep: bool = True
+
+    @field_validator("prompt")
+    @classmethod
+    def _known_prompt(cls, value: str) -> str:
+        return PromptVariant.parse(value).name  # the harness's own parser and its one-line error
+
+    @model_validator(mode="after")
+    def _prompt_fits_mode(self) -> "RolloutSettings":
+        if not PromptVariant.parse(self.prompt).list_moves and self.mode != "text":
+            raise ValueError(f"`prompt: {self.prompt}` needs `mode: text`: choice mode scores the listed moves")
+        return self
 
     @model_validator(mode="after")
     def _vllm_is_local(self) -> "RolloutSettings":

@@ -37,9 +37,11 @@ from typing import Any, Callable, Sequence
 
 from arena.llm.engines import EngineOptions
 from arena.llm.engines.scoring import choice_probabilities
+from arena.llm.harness import Harness
 from arena.llm.llm_policy import LLMSettings
 from arena.llm.local_policy import LocalPolicy
 from arena.llm.prompting import Mode, ObsMode
+from arena.llm.prompt_variants import PromptVariant
 from arena.match import MatchRecord, play_match
 from arena.policy import Policy, make_policy
 from games.registry import make_game
@@ -56,7 +58,7 @@ def learner_settings(rollout: RolloutSettings) -> LLMSettings:
     tokens are what is trained."""
     return LLMSettings(
         temperature=rollout.temperature, top_p=rollout.top_p, max_new_tokens=rollout.max_new_tokens,
-        mode=Mode(rollout.mode), obs=ObsMode(rollout.obs),
+        mode=Mode(rollout.mode), obs=ObsMode(rollout.obs), harness=Harness(prompt=PromptVariant.parse(rollout.prompt)),
     )
 
 

@@ -67,11 +67,12 @@ class StepReport:
     checkpoint: Path | None = None
 
 
-def checkpoint_spec(base: str, folder: Path, obs: str = "history", mode: str = "text", temperature: float = 1.0) -> str:
-    """The league spec of a checkpoint; one trained on state-only prompts or in choice mode is
-    played that way, a choice-mode one at the temperature of its draws (the policy it was trained
-    as: the update is the gradient of softmax(L / T))."""
+def checkpoint_spec(base: str, folder: Path, obs: str = "history", mode: str = "text", temperature: float = 1.0, prompt: str = "default") -> str:
+    """The league spec of a checkpoint; one trained on state-only prompts, in choice mode or with
+    a prompt variant is played that way, a choice-mode one at the temperature of its draws (the
+    policy it was trained as: the update is the gradient of softmax(L / T))."""
     spec = f"hf:{base}+{folder.resolve()}" + ("" if obs == "history" else f",obs={obs}")
+    spec += "" if prompt == "default" else f",prompt={prompt}"
     return spec + (f",mode={mode},temperature={temperature:g}" if mode == "choice" else "")
 
 
@@ -452,7 +453,7 @@ class Trainer:
 
     def spec_of(self, folder: Path) -> str:
         rollout = self.config.rollout
-        return checkpoint_spec(self.config.base, folder, rollout.obs, rollout.mode, rollout.temperature)
+        return checkpoint_spec(self.config.base, folder, rollout.obs, rollout.mode, rollout.temperature, rollout.prompt)
 
     def policy_name(self, step: int) -> str:
         return f"{self.config.name}/step-{step}"

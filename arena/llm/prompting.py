@@ -9,8 +9,9 @@ The messages are:
 
 "state" mode sends only the current observation (plus, on a retry, the rejected reply and the
 game's feedback). Prompts are kept within a token budget by dropping the oldest history first.
-A prompt variant (prompt_variants.py) may leave the legal moves out or list them in the game's other
-notation; the request it is given already holds the moves as shown.
+A prompt variant (prompt_variants.py) may leave the legal moves out, list them in the game's other
+notation (the request it is given already holds the moves as shown), or restate the seat's private
+information as the turn's last line.
 """
 
 from __future__ import annotations
@@ -129,6 +130,8 @@ def current_message(request: MoveRequest, mode: Mode, *, include_observation: bo
     if obs.legal_moves is not None and variant.list_moves:
         parts.append(legal_moves_line(obs.legal_moves, variant.notation))
     parts.append(answer_format(mode, obs.legal_moves, variant))
+    if variant.private_last and request.private:
+        parts.append("\n".join(request.private))
     return "\n\n".join(parts)
 
 

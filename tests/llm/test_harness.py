@@ -231,6 +231,50 @@ async def test_a_game_with_one_notation_is_asked_as_by_default():
     assert record.turns[0].meta["harness"]["prompt"] == "san"
 
 
+async def test_private_last_restates_each_seats_own_card_as_the_turns_last_line():
+    policies = [ScriptedLLM(["[call]", "[check]"] * 4, prompt="private-last"), ScriptedLLM(["[call]", "[check]"] * 4, prompt="private-last")]
+    record = await play_match(make_game("leduc_holdem"), policies, seed=3)
+    game = make_game("leduc_holdem")
+    game.reset(3)
+    for seat, policy in enumerate(policies):
+        card = game.secrets(seat)[0]  # "Your private card (Player N): X", this deal's
+        other = game.secrets(1 - seat)[0]
+        for call in policy.calls:
+            user = call["messages"][-1]["content"]
+            assert user.endswith("\n\n" + card)  # a retry too, which does not repeat the view
+            assert other not in user  # never the other seat's
+        assert policy.calls[0]["messages"][-1]["content"].count(card) == 2  # the view's own line, then the last
+    assert {t.meta["harness"]["prompt"] for t in record.turns} == {"private-last"}
+
+
+async def test_private_last_leaves_a_game_without_secrets_as_by_default():
+    plain, restated = ScriptedLLM(["[4]"]), ScriptedLLM(["[4]"], prompt="private-last")
+    for policy in (plain, restated):
+        await play_match(make_game("tictactoe"), [policy, BotPolicy()], seed=1, max_steps=1)
+    assert plain.calls[0]["messages"] == restated.calls[0]["messages"]
+
+
+def test_private_last_keeps_the_public_state_of_two_cards_one():
+    """The private contrast groups turns by their prompt with the card masked: the restated card
+    is masked too, so two cards of one public state still share it (and the board card does not)."""
+    from arena.llm.llm_policy import public_state
+    from arena.llm.prompt_variants import PromptVariant
+    from arena.llm.prompting import Mode, ObsMode, build_prompt
+    from evaluation.exploitability import build_tree, infoset_labels
+
+    tree = build_tree(lambda: make_game("kuhn_poker", 2, hands=1))
+    by_label = {label: tree.infosets[key] for key, label in infoset_labels(tree).items()}
+    variant = PromptVariant.parse("private-last")
+
+    def state(label):
+        request = by_label[label].request
+        return public_state(build_prompt(request, mode=Mode.CHOICE, obs_mode=ObsMode.STATE, variant=variant).messages, request.legal_moves, request.private)
+
+    opening = [label for label in by_label if "No actions yet" in label]
+    assert len(opening) == 3 and len({state(label) for label in opening}) == 1
+    assert state("Your card: K | Pot: 3 chips. | This hand so far: Player 0 bet. | It is your turn: call or fold.") != state(opening[0])
+
+
 # ---------------------------------------------------------------- specs: errors, identity, display
 
 
@@ -240,7 +284,9 @@ async def test_a_game_with_one_notation_is_asked_as_by_default():
     ("local,parser=regex", r"parser must be one of strict, fuzzy, extractor:SPEC, not 'regex'"),
     ("local,parser=extractor:bot", r"parser=extractor:SPEC needs an LLM policy spec \(openai, litellm, local, hf\)"),
     ("local,parser=fuzzy,parse=lenient", "give parser= or its older name parse=, not both"),
-    ("local,prompt=ascii", "prompt must be one of default, no-legal-moves, san, no-legal-moves\\+san, not 'ascii'"),
+    ("local,prompt=ascii", r"prompt must be default, no-legal-moves, san or private-last \(the last three joined by \+ as needed\), not 'ascii'"),
+    ("local,prompt=private-last+private-last", "not 'private-last\\+private-last'"),
+    ("local,prompt=private-last+no-legal-moves,mode=choice", "prompt=no-legal-moves\\+private-last needs mode=text"),
     ("local,prompt=no-legal-moves,mode=tools", "prompt=no-legal-moves needs mode=text"),
     ("local,mode=choice,sampler=vote:3", "mode=choice draws one legal move .* takes sampler=single and parser=strict"),
     ("local,obs=chat,sampler=rethink:1", "obs=chat keeps one token chat per seat: use obs=history"),

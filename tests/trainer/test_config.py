@@ -127,6 +127,12 @@ def test_state_observations_reach_the_learner_and_its_checkpoints(tmp_path):
     from arena.policy import PolicySpec
 
     assert LLMSettings.from_spec(PolicySpec.parse(choice), LOCAL_PARAMS, default_max_new_tokens=8).temperature == 5.0
+    # a run with a prompt variant trains with it, and its checkpoints are played and rated with it
+    restated = parse_config({**GOOD, "rollout": {"mode": "choice", "obs": "state", "prompt": "Private-Last"}}).rollout
+    assert restated.prompt == "private-last" and learner_settings(restated).harness.prompt.private_last
+    spec = checkpoint_spec("local", folder, "state", "choice", 5.0, restated.prompt)
+    assert spec == f"hf:local+{folder.resolve()},obs=state,prompt=private-last,mode=choice,temperature=5"
+    assert LLMSettings.from_spec(PolicySpec.parse(spec), LOCAL_PARAMS, default_max_new_tokens=8).harness.prompt.private_last
     # as a lagged opponent it adds only what the league spec does not say
     from trainer.rollouts import checkpoint_play_params
 
@@ -134,4 +140,6 @@ def test_state_observations_reach_the_learner_and_its_checkpoints(tmp_path):
     assert checkpoint_play_params(choice_run) == ",max_new_tokens=4"
     assert checkpoint_play_params(config.rollout) == ",temperature=1,max_new_tokens=32"
     assert "rollout.obs" in _error({**GOOD, "rollout": {"obs": "full"}})
+    assert "rollout.prompt: prompt must be default, no-legal-moves, san or private-last" in _error({**GOOD, "rollout": {"prompt": "short"}})
+    assert "`prompt: no-legal-moves` needs `mode: text`" in _error({**GOOD, "rollout": {"prompt": "no-legal-moves", "mode": "choice"}})
     assert "rewards.attempt_credit" in _error({**GOOD, "rewards": {"attempt_credit": -1}})
