@@ -34,3 +34,21 @@ def test_an_impossible_budget_is_refused_in_one_line(capsys):
         parse_arguments(["--steps", "0", "--lagged", "1"])
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert "--steps must be at least 1, got 0" in error and "--lagged must be in [0, 1), got 1.0" in error
+
+
+def test_the_prompt_variant_reaches_training_and_every_policy_the_bench_scores(capsys, monkeypatch):
+    from bench import head_to_head
+    from bench.strategy import build_config
+
+    args = parse_arguments(["--game", "leduc_holdem", "--prompt", "Private-Last"])
+    assert args.prompt == "private-last" and build_config(args)["rollout"]["prompt"] == "private-last"
+    assert parse_arguments([]).prompt == "default"
+    specs = []
+    monkeypatch.setattr(head_to_head, "make_policy", lambda spec: specs.append(spec) or type("P", (), {})())
+    head_to_head.choice_policy("/runs/x/final", 5.0, "trained", args.prompt)
+    head_to_head.choice_policy(None, 5.0, "base")
+    assert specs == ["hf:local+/runs/x/final,engine=hf,mode=choice,obs=state,prompt=private-last,temperature=5",
+                     "local,engine=hf,mode=choice,obs=state,temperature=5"]
+    with pytest.raises(SystemExit):
+        parse_arguments(["--prompt", "last"])
+    assert "--prompt: prompt must be default, no-legal-moves, san or private-last" in capsys.readouterr().err
