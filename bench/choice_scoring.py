@@ -28,7 +28,7 @@ from games.registry import make_game
 
 
 async def run(args: argparse.Namespace) -> dict:
-    base = choice_policy(None, 1.0, "base")
+    base = choice_policy(None, 1.0, "base", prompt="default")
     started = time.perf_counter()
     kuhn = await play_games("kuhn_poker", base, base, args.kuhn_hands, args.seed, args.in_flight)
     kuhn_s = time.perf_counter() - started

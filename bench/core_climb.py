@@ -9,7 +9,7 @@
    `steps` or --minutes, whichever comes first; the last adapter is saved as runs/NAME/final.
 2. `arena eval suite --suite core-v1` (the full suite, 124 matches) on the base model and on the
    final checkpoint, each with the spec the run trains and plays with (trainer.run.checkpoint_spec
-   plus the rollout's sampling: obs, temperature, max_new_tokens), both pinned to the hf engine so
+   plus the rollout's sampling: obs, prompt, mode, temperature, max_new_tokens), both pinned to the hf engine so
    the two cards are made on the same engine, which the output names. The cards land in --db
    (resumable: a killed evaluation continues when run again) and as JSON beside the run.
 

@@ -17,7 +17,7 @@ from games.registry import make_game
 GAME_OPTIONS = {"kuhn_poker": {"hands": 1}, "leduc_holdem": {"hands": 1}, "tictactoe": {}}
 
 
-def choice_policy(adapter: str | None, temperature: float, name: str, prompt: str = "default") -> Policy:
+def choice_policy(adapter: str | None, temperature: float, name: str, *, prompt: str) -> Policy:
     # Choice scoring runs on the hf engine (docs/architecture.md says why): starting vLLM too would
     # cost start-up time and memory for nothing. `prompt`: the harness's prompt variant, the one
     # the adapter was trained with.

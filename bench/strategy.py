@@ -229,7 +229,7 @@ async def train(args: argparse.Namespace, tree: object | None) -> tuple[Trainer,
     config = parse_config(build_config(args), "bench")
     trainer = Trainer(config)
     trainer.setup()
-    live = choice_policy(str(trainer.live_dir), args.temperature, "live", args.prompt)  # the learner's own weights
+    live = choice_policy(str(trainer.live_dir), args.temperature, "live", prompt=args.prompt)  # the learner's own weights
     average_dir = trainer.run_dir / ".average-live"  # the average so far, re-read by the engine after each step
     average = None
 
@@ -242,7 +242,7 @@ async def train(args: argparse.Namespace, tree: object | None) -> tuple[Trainer,
         if trainer.learner.average is not None:
             trainer.learner.save_adapter(average_dir, trainer.learner.average)
             if average is None:
-                average = choice_policy(str(average_dir), args.temperature, "average", args.prompt)
+                average = choice_policy(str(average_dir), args.temperature, "average", prompt=args.prompt)
             else:
                 average.engine.reload_adapter(str(average_dir))
             averaged = await exploitability(average)
@@ -326,17 +326,17 @@ def print_strategies(tree: object, base: dict, trained: dict, limit: int = 24) -
 async def run_poker(args: argparse.Namespace) -> dict:
     game = args.game
     tree = build_tree(lambda: make_game(game, 2, **GAME_OPTIONS[game]))
-    base = choice_policy(None, args.temperature, "base", args.prompt)
+    base = choice_policy(None, args.temperature, "base", prompt=args.prompt)
     bot = make_policy("bot")
     base_strategy, bot_strategy = await policy_strategy(tree, base), await policy_strategy(tree, bot)
     base_eval = evaluate(tree, base_strategy)
     uniform = evaluate(tree, uniform_strategy(tree)).exploitability
     print(f"base model: exploitability {base_eval.exploitability:.4f} (uniform {uniform:.4f})", flush=True)
     trainer, final, curve, train_s = await train(args, tree)
-    trained = choice_policy(str(final), args.temperature, "trained", args.prompt)
+    trained = choice_policy(str(final), args.temperature, "trained", prompt=args.prompt)
     trained_strategy = await policy_strategy(tree, trained)
     trained_eval = evaluate(tree, trained_strategy)
-    last = evaluate(tree, await policy_strategy(tree, choice_policy(str(trainer.run_dir / "final"), args.temperature, "last", args.prompt))).exploitability
+    last = evaluate(tree, await policy_strategy(tree, choice_policy(str(trainer.run_dir / "final"), args.temperature, "last", prompt=args.prompt))).exploitability
     averaged = final.name == "final-average"
     if not curve or curve[-1][0] != trainer.step:
         curve.append((trainer.step, last, trained_eval.exploitability if averaged else None))
@@ -391,7 +391,7 @@ def intervals_apart(low: list[float], high: list[float]) -> bool:
 
 
 async def run_tictactoe(args: argparse.Namespace) -> dict:
-    base = choice_policy(None, args.temperature, "base", args.prompt)
+    base = choice_policy(None, args.temperature, "base", prompt=args.prompt)
     bot = make_policy("bot")
     before = await play_games("tictactoe", base, bot, args.eval_games, args.seed + 20_000, args.in_flight)
     print(f"base model vs bot: draw-or-win {before['good_rate']:.3f} {before['good_rate_ci95']} over {before['games']} games", flush=True)
@@ -400,7 +400,7 @@ async def run_tictactoe(args: argparse.Namespace) -> dict:
         print(f"base model vs bot, exactly: {exact_text(exact_before)}", flush=True)
     trainer, final, _curve, train_s = await train(args, None)
     trainer.close()
-    trained = choice_policy(str(final), args.temperature, "trained", args.prompt)
+    trained = choice_policy(str(final), args.temperature, "trained", prompt=args.prompt)
     after = await play_games("tictactoe", trained, bot, args.eval_games, args.seed + 20_000, args.in_flight)
     print(f"\ntrained {trainer.step} steps in {train_s / 60:.1f} min; final adapter {final}")
     print(f"trained vs bot: draw-or-win {after['good_rate']:.3f} {after['good_rate_ci95']} over {after['games']} games "
@@ -568,7 +568,10 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
         (not 0 <= args.private_contrast <= 1, f"--private-contrast must be in [0, 1], got {args.private_contrast}"),
     ) if wrong]
     try:
-        args.prompt = PromptVariant.parse(args.prompt).name
+        variant = PromptVariant.parse(args.prompt)
+        args.prompt = variant.name
+        if not variant.list_moves:
+            problems.append(f"--prompt {args.prompt}: this bench plays in choice mode, which scores the listed moves")
     except ValueError as exc:
         problems.append(f"--prompt: {exc}")
     if problems:

@@ -295,7 +295,7 @@ class LLMPolicy(Policy):
             lambda seed, follow_up: self._draw(view, prompt, mode, seed, follow_up),
             move_seed(self.settings.seed, request),
             verdict=lambda draw: self._verdict(view, draw),
-            follow_up=lambda draw, feedback: rethink_turn(_raw_text(draw.completion), feedback, mode, legal, view.variant),
+            follow_up=lambda draw, feedback: rethink_turn(_raw_text(draw.completion), feedback, mode, view.request, view.variant),
         )
         return self._reply(view, mode, prompt, sampled, time.perf_counter() - started)
 
@@ -320,7 +320,7 @@ class LLMPolicy(Policy):
             return first, [stats], None
         shorter = budget.shorter()
         if shorter.instruction:
-            prompt = _with_messages(prompt, with_instruction(prompt.messages, reasoning.REASON_BRIEFLY))
+            prompt = _with_messages(prompt, with_instruction(prompt.messages, reasoning.REASON_BRIEFLY, request, self.settings.harness.prompt))
         second, more = await self._answer(request, prompt, mode, legal, seed, shorter.budget)
         second = self._separate(second)
         record = {"how": shorter.how, "first": _cut_summary(first)}

@@ -11,14 +11,16 @@
   `default` (the turn's meta `notation` is set only where the SAN list was shown).
 - `no-legal-moves+san`: both: asks for SAN without listing moves (Game Arena's chess prompt).
 - `private-last`: the seat's private information (its card, dice or values: the request's
-  `private` phrases, which only this seat's view holds) restated as the turn's last line, after
-  the answer format. It joins any of the above (`san+private-last`). Why: a small model decides at
+  `private` phrases, which only this seat's view holds) restated as the last line of every user
+  turn the move sends (a rethink round's and the length retry's too). It joins any of the above (`san+private-last`). Why: a small model decides at
   the answer's first token, and what it read hundreds of tokens earlier barely reaches it there.
   Measured on the shipped SmolLM2-135M (bench/experiments/card_gradient_cosine.py, 2026-11-28): the
   LoRA gradients of one move at two Leduc information sets that differ only in the private card
   have a median cosine of 0.9996 with the default prompt and 0.9932 with the card restated last,
-  so 17 times more of an update (1 - cosine) can tell the cards apart. A game without private
-  information is asked as by `default`.
+  so 17 times more of an update (1 - cosine) can tell the cards apart. Restated is what the game
+  names as the seat's secrets (`Game.secrets`); where it names none (a game without private
+  information, or the TextArena adapter past a game's first round) the turn is asked as by
+  `default`.
 Which notations a game has is the game's to say (`Game.move_notation`); chess is the one that
 has two.
 """

@@ -130,9 +130,15 @@ def current_message(request: MoveRequest, mode: Mode, *, include_observation: bo
     if obs.legal_moves is not None and variant.list_moves:
         parts.append(legal_moves_line(obs.legal_moves, variant.notation))
     parts.append(answer_format(mode, obs.legal_moves, variant))
-    if variant.private_last and request.private:
-        parts.append("\n".join(request.private))
-    return "\n\n".join(parts)
+    return with_private_last("\n\n".join(parts), request, variant)
+
+
+def with_private_last(text: str, request: MoveRequest, variant: PromptVariant) -> str:
+    """`text` ending with the seat's private information when the variant restates it
+    (prompt=private-last): every user turn a move sends, a rethink round's too, ends with it."""
+    if not (variant.private_last and request.private):
+        return text
+    return f"{text}\n\n" + "\n".join(request.private)
 
 
 def rejection_feedback(request: MoveRequest) -> str | None:
@@ -150,17 +156,22 @@ def rethinking_note(feedback: str) -> str:
     return f"Your previous reply was rejected: {feedback.strip()}\nRethink your move and answer again."
 
 
-def rethink_turn(reply: str, feedback: str, mode: Mode, legal_moves: list[str] | None, variant: PromptVariant = DEFAULT_VARIANT) -> list[Message]:
+def rethink_turn(reply: str, feedback: str, mode: Mode, request: MoveRequest, variant: PromptVariant = DEFAULT_VARIANT) -> list[Message]:
     """A refused answer sent back within one move (sampler rethink:N): the model's own reply, then
-    the feedback and the answer format again."""
-    note = rethinking_note(feedback) + "\n\n" + answer_format(mode, legal_moves, variant)
+    the feedback and the answer format again (`request`: the move's, its moves as shown)."""
+    note = with_private_last(rethinking_note(feedback) + "\n\n" + answer_format(mode, request.legal_moves, variant), request, variant)
     return [{"role": "assistant", "content": reply[:MAX_HISTORY_REPLY_CHARS] or "(no reply)"}, {"role": "user", "content": note}]
 
 
-def with_instruction(messages: list[Message], instruction: str) -> list[Message]:
-    """`messages` with `instruction` added to the last user turn (the length retry's request)."""
+def with_instruction(messages: list[Message], instruction: str, request: MoveRequest | None = None, variant: PromptVariant = DEFAULT_VARIANT) -> list[Message]:
+    """`messages` with `instruction` added to the last user turn (the length retry's request),
+    before the restated private line where the variant ends every turn with it."""
     last = len(messages) - 1 - next(i for i, m in enumerate(reversed(messages)) if m["role"] == "user")
-    return [*messages[:last], {**messages[last], "content": f"{messages[last]['content']}\n\n{instruction}"}, *messages[last + 1:]]
+    content = messages[last]["content"]
+    restated = with_private_last("", request, variant) if request is not None else ""
+    if restated and content.endswith(restated):
+        content = content.removesuffix(restated)
+    return [*messages[:last], {**messages[last], "content": f"{content}\n\n{instruction}{restated}"}, *messages[last + 1:]]
 
 
 def _history_messages(history: list[Exchange]) -> list[list[Message]]:

@@ -9,10 +9,12 @@ gradients of a move's draw log-prob at the two are nearly parallel, every update
 the card-blind drift of the Leduc runs (docs/experiments/leduc-selfplay.md). This measures, for
 the shipped model with a fresh LoRA (zero update, so at the base), the cosine between those
 gradients for every legal move and every pair of cards of a public state, for each `--prompt`
-variant (the harness's prompt=, as bench.strategy --prompt trains with it). 1 - cosine is the share
-of an update's squared length that can differ between the cards. The prompts are choice mode,
+variant (the harness's prompt=, as bench.strategy --prompt trains with it). For the two gradients'
+unit vectors, |u1 - u2|^2 = 2 (1 - cosine): the part of an update that can move the two cards
+apart, as against the part that moves them alike. The prompts are choice mode,
 state observations, as bench.strategy builds them. Ends with one JSON line:
-`cosine_median_<variant>` and `one_minus_cosine_median_<variant>` per variant.
+`cosine_median_<variant>` and `one_minus_cosine_median_<variant>` per variant, and
+`separable_ratio`: the last variant's 1 - cosine median over the first's, from unrounded values.
 """
 
 from __future__ import annotations
@@ -94,7 +96,9 @@ def main() -> None:
     for name, values in cosines.items():
         figures[f"cosine_median_{name}"] = round(statistics.median(values), 4)
         figures[f"cosine_min_{name}"] = round(min(values), 4)
-        figures[f"one_minus_cosine_median_{name}"] = round(1 - statistics.median(values), 4)
+        figures[f"one_minus_cosine_median_{name}"] = round(1 - statistics.median(values), 6)
+    first, last = (1 - statistics.median(values) for values in (cosines[variants[0].name], cosines[variants[-1].name]))
+    figures["separable_ratio"] = round(last / first, 2) if first > 0 else None
     print(json.dumps(figures))
 
 

@@ -45,10 +45,15 @@ def test_the_prompt_variant_reaches_training_and_every_policy_the_bench_scores(c
     assert parse_arguments([]).prompt == "default"
     specs = []
     monkeypatch.setattr(head_to_head, "make_policy", lambda spec: specs.append(spec) or type("P", (), {})())
-    head_to_head.choice_policy("/runs/x/final", 5.0, "trained", args.prompt)
-    head_to_head.choice_policy(None, 5.0, "base")
+    head_to_head.choice_policy("/runs/x/final", 5.0, "trained", prompt=args.prompt)
+    head_to_head.choice_policy(None, 5.0, "base", prompt="default")
     assert specs == ["hf:local+/runs/x/final,engine=hf,mode=choice,obs=state,prompt=private-last,temperature=5",
                      "local,engine=hf,mode=choice,obs=state,temperature=5"]
     with pytest.raises(SystemExit):
         parse_arguments(["--prompt", "last"])
     assert "--prompt: prompt must be default, no-legal-moves, san or private-last" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        parse_arguments(["--prompt", "no-legal-moves+private-last"])
+    assert "this bench plays in choice mode, which scores the listed moves" in capsys.readouterr().err
+    with pytest.raises(TypeError):  # every policy the bench scores names its prompt (no silent default)
+        head_to_head.choice_policy(None, 5.0, "base")

@@ -256,7 +256,8 @@ async def test_private_last_leaves_a_game_without_secrets_as_by_default():
 
 def test_private_last_keeps_the_public_state_of_two_cards_one():
     """The private contrast groups turns by their prompt with the card masked: the restated card
-    is masked too, so two cards of one public state still share it (and the board card does not)."""
+    is masked too, so the three cards of one public state still share it, and a state that differs
+    only in what was bet does not."""
     from arena.llm.llm_policy import public_state
     from arena.llm.prompt_variants import PromptVariant
     from arena.llm.prompting import Mode, ObsMode, build_prompt
@@ -272,7 +273,9 @@ def test_private_last_keeps_the_public_state_of_two_cards_one():
 
     opening = [label for label in by_label if "No actions yet" in label]
     assert len(opening) == 3 and len({state(label) for label in opening}) == 1
-    assert state("Your card: K | Pot: 3 chips. | This hand so far: Player 0 bet. | It is your turn: call or fold.") != state(opening[0])
+    second_seat = [label for label in by_label if "Player 0 checked. | It is your turn: check or bet." in label]
+    assert len(second_seat) == 3 and len({state(label) for label in second_seat}) == 1
+    assert state(second_seat[0]) != state(opening[0])
 
 
 # ---------------------------------------------------------------- specs: errors, identity, display

@@ -93,3 +93,21 @@ def test_rules_are_shortened_as_a_last_resort_and_an_impossible_budget_raises():
     assert prompt.tokens <= 600 and "rules shortened" in prompt.messages[0]["content"]
     with pytest.raises(PromptTooLarge):
         build_prompt(_request(text="B" * 5000), budget_tokens=100)
+
+
+def test_private_last_ends_every_user_turn_of_a_move_with_the_seats_secret():
+    """The first ask, a rethink round and the length retry's request all end with the card."""
+    import dataclasses
+
+    from arena.llm.prompt_variants import PromptVariant
+    from arena.llm.prompting import rethink_turn, with_instruction
+
+    request = dataclasses.replace(_request(), private=("Your card: K",))
+    variant = PromptVariant.parse("private-last")
+    messages = build_prompt(request, mode=Mode.TEXT, obs_mode=ObsMode.STATE, variant=variant).messages
+    assert messages[-1]["content"].endswith("for example [0].\n\nYour card: K")
+    retried = with_instruction(messages, "Reason briefly.", request, variant)[-1]["content"]
+    assert retried.endswith("for example [0].\n\nReason briefly.\n\nYour card: K") and retried.count("Your card: K") == 1
+    assert with_instruction(messages, "Reason briefly.")[-1]["content"].endswith("Your card: K\n\nReason briefly.")  # told nothing: appended
+    assert rethink_turn("I pass", "no move", Mode.TEXT, request, variant)[-1]["content"].endswith("\n\nYour card: K")
+    assert "Your card" not in rethink_turn("I pass", "no move", Mode.TEXT, request)[-1]["content"]  # the default variant

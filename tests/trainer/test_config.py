@@ -133,6 +133,10 @@ def test_state_observations_reach_the_learner_and_its_checkpoints(tmp_path):
     spec = checkpoint_spec("local", folder, "state", "choice", 5.0, restated.prompt)
     assert spec == f"hf:local+{folder.resolve()},obs=state,prompt=private-last,mode=choice,temperature=5"
     assert LLMSettings.from_spec(PolicySpec.parse(spec), LOCAL_PARAMS, default_max_new_tokens=8).harness.prompt.private_last
+    from trainer.run import Trainer  # what registration, evaluation and lagged opponents use
+
+    trainer = Trainer(parse_config({**GOOD, "output_dir": str(tmp_path), "rollout": {"mode": "choice", "obs": "state", "temperature": 5.0, "prompt": "private-last"}}))
+    assert trainer.spec_of(folder) == spec
     # as a lagged opponent it adds only what the league spec does not say
     from trainer.rollouts import checkpoint_play_params
 
