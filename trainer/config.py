@@ -118,7 +118,7 @@ class RolloutSettings(RolloutPlacement):
     obs: Literal["history", "state", "chat"] = "history"
     # What the prompt shows around the game's view, as the harness's `prompt=` (arena/llm/
     # prompt_variants.py): "private-last" restates the seat's private card (dice, values) as the
-    # turn's last line, where the shipped model's choice can follow it (17x more of a Leduc update
+    # turn's last line, where the shipped model's choice can follow it (16x more of a Leduc update
     # tells the cards apart). Checkpoints are played and rated with the same prompt.
     prompt: str = "default"
     # Where each step's scored rollouts also go: "atropos" posts them as scored groups (exact token
