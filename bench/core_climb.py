@@ -33,7 +33,7 @@ import yaml
 
 from trainer.config import parse_config
 from trainer.rollouts import checkpoint_play_params
-from trainer.run import Trainer
+from trainer.run import Trainer, trained_play_params
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE = "hf"  # both cards on one engine: the suite's references play on hf, every install has it
@@ -75,10 +75,8 @@ def play_spec(config_path: Path, adapter: Path | None) -> str:
     config = parse_config(yaml.safe_load(config_path.read_text(encoding="utf-8")), str(config_path))
     rollout = config.rollout
     base = f"hf:{config.base}+{adapter.resolve()}" if adapter is not None else config.base
-    obs = "" if rollout.obs == "history" else f",obs={rollout.obs}"
-    prompt = "" if rollout.prompt == "default" else f",prompt={rollout.prompt}"
-    mode = f",mode=choice,temperature={rollout.temperature:g}" if rollout.mode == "choice" else ""
-    return f"{base},engine={ENGINE}{obs}{prompt}{mode}{checkpoint_play_params(rollout)}"
+    trained = trained_play_params(rollout.obs, rollout.mode, rollout.temperature, rollout.prompt)
+    return f"{base},engine={ENGINE}{trained}{checkpoint_play_params(rollout)}"
 
 
 def rate(spec: str, name: str, db: str, concurrency: int) -> dict[str, Any]:

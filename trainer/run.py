@@ -71,9 +71,14 @@ def checkpoint_spec(base: str, folder: Path, obs: str = "history", mode: str = "
     """The league spec of a checkpoint; one trained on state-only prompts, in choice mode or with
     a prompt variant is played that way, a choice-mode one at the temperature of its draws (the
     policy it was trained as: the update is the gradient of softmax(L / T))."""
-    spec = f"hf:{base}+{folder.resolve()}" + ("" if obs == "history" else f",obs={obs}")
-    spec += "" if prompt == "default" else f",prompt={prompt}"
-    return spec + (f",mode={mode},temperature={temperature:g}" if mode == "choice" else "")
+    return f"hf:{base}+{folder.resolve()}" + trained_play_params(obs, mode, temperature, prompt)
+
+
+def trained_play_params(obs: str = "history", mode: str = "text", temperature: float = 1.0, prompt: str = "default") -> str:
+    """The spec parameters a run's policy plays with, beyond the defaults: its observation, prompt
+    variant, and in choice mode the temperature of its draws (`,obs=state,mode=choice,...`)."""
+    params = ("" if obs == "history" else f",obs={obs}") + ("" if prompt == "default" else f",prompt={prompt}")
+    return params + (f",mode={mode},temperature={temperature:g}" if mode == "choice" else "")
 
 
 def stored_config(config: TrainConfig) -> dict[str, Any]:

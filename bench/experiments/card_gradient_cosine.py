@@ -51,20 +51,22 @@ def card_groups(tree, count: int, seed: int) -> list[list]:
     return random.Random(seed).sample(shared, min(count, len(shared)))
 
 
+def lora_gradient(learner: Learner, sample: Sample) -> torch.Tensor:
+    """The LoRA gradient of `sample`'s action log-prob (a choice sample: its draw's), flattened."""
+    params = list(learner.params.values())
+    learner.model.set_adapter(learner.name)
+    logps, _, _ = learner._action_logps([sample])
+    grads = torch.autograd.grad(logps[0, 0], params, allow_unused=True)
+    return torch.cat([(g if g is not None else torch.zeros_like(p)).flatten() for g, p in zip(grads, params)])
+
+
 def move_gradients(learner: Learner, engine, policy, info, variant) -> list[torch.Tensor]:
     """The LoRA gradient of each legal move's draw log-prob (softmax of the moves' log-probs / T)."""
     view = prompt_variants.view(variant, info.request)
     prompt_ids = engine.encode(policy.build_prompt(view.request, Mode.CHOICE, view.variant).messages)
     option_ids = engine.option_ids(list(info.moves))
-    params = list(learner.params.values())
-    out = []
-    for j in range(len(info.moves)):
-        sample = Sample(prompt_ids, option_ids[j], 1.0, option_ids=option_ids, chosen=j, choice_temperature=CHOICE_TEMPERATURE)
-        learner.model.set_adapter(learner.name)
-        logps, _, _ = learner._action_logps([sample])
-        grads = torch.autograd.grad(logps[0, 0], params, allow_unused=True)
-        out.append(torch.cat([(g if g is not None else torch.zeros_like(p)).flatten() for g, p in zip(grads, params)]))
-    return out
+    return [lora_gradient(learner, Sample(prompt_ids, option_ids[j], 1.0, option_ids=option_ids, chosen=j, choice_temperature=CHOICE_TEMPERATURE))
+            for j in range(len(info.moves))]
 
 
 def main() -> None:

@@ -41,6 +41,7 @@ import torch
 from arena.llm.engines import open_engine
 from arena.llm.prompting import Mode
 from arena.policy import make_policy
+from bench.experiments.card_gradient_cosine import lora_gradient
 from evaluation.exploitability import build_tree, infoset_labels
 from games.registry import make_game
 from trainer.config import AlgorithmSettings, LoraSettings
@@ -150,16 +151,11 @@ def main() -> None:
 def gradient_cosines(learner: Learner, decisions: list, batch: list[Sample]) -> list[float]:
     """Cosines between the aggressive move's draw log-prob gradients of the same situation's cards."""
     grads: dict[tuple[str, str], torch.Tensor] = {}
-    params = list(learner.params.values())
     k = 0
     for situation, card, _, _, moves in decisions:
         j = next(i for i, m in enumerate(moves) if m in AGGRESSIVE)
-        sample = batch[k + j]
+        grads[(situation, card)] = lora_gradient(learner, batch[k + j])
         k += len(moves)
-        learner.model.set_adapter(learner.name)
-        logps, _, _ = learner._action_logps([sample])
-        grad = torch.autograd.grad(logps[0, 0], params, allow_unused=True)
-        grads[(situation, card)] = torch.cat([(g if g is not None else torch.zeros_like(p)).flatten() for g, p in zip(grad, params)])
     out = []
     for situation in sorted({s for s, _ in grads}):
         for a, b in itertools.combinations("JQK", 2):
