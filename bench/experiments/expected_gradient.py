@@ -158,13 +158,16 @@ def main() -> None:
     parser.add_argument("--updates", type=int, default=12)
     parser.add_argument("--learning-rate", type=float, default=1e-3, help="the LoRA's Adam rate (bench.strategy's starting rate)")
     parser.add_argument("--temperature", type=float, default=5.0, help="the draw's choice temperature (bench.strategy's in poker)")
+    parser.add_argument("--entropy-coef", type=float, default=None, help="the draw's entropy bonus (default: bench.strategy's for the game)")
     parser.add_argument("--private-contrast", type=float, default=0.0, help="centre each move's advantage across the cards of its public state (0-1)")
     parser.add_argument("--seed", type=int, default=0, help="the fresh LoRA's initialisation")
     args = parser.parse_args()
-    if args.updates < 1 or not args.learning_rate > 0 or not args.temperature > 0 or not 0 <= args.private_contrast <= 1:
-        parser.error("--updates must be at least 1, --learning-rate and --temperature above 0, --private-contrast in [0, 1]")
+    if args.updates < 1 or not args.learning_rate > 0 or not args.temperature > 0 or not 0 <= args.private_contrast <= 1 \
+            or (args.entropy_coef is not None and args.entropy_coef < 0):
+        parser.error("--updates must be at least 1, --learning-rate and --temperature above 0, --private-contrast in [0, 1], --entropy-coef at least 0")
 
-    bench = defaults(args.game, learning_rate=args.learning_rate)
+    overrides = {} if args.entropy_coef is None else {"entropy_coef": args.entropy_coef}
+    bench = defaults(args.game, learning_rate=args.learning_rate, **overrides)
     algorithm = build_config(bench)["algorithm"]
     settings = AlgorithmSettings(**{**algorithm, "lr_schedule": "constant", "minibatch_size": 1_000_000})  # one step per update
     tree = build_tree(lambda: make_game(args.game, 2, **GAME_OPTIONS[args.game]))
