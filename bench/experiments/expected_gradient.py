@@ -41,6 +41,7 @@ from pathlib import Path
 
 import torch
 
+from arena.llm import prompt_variants
 from arena.llm.engines import open_engine
 from arena.llm.prompting import Mode
 from arena.policy import make_policy
@@ -159,6 +160,7 @@ def main() -> None:
     parser.add_argument("--learning-rate", type=float, default=1e-3, help="the LoRA's Adam rate (bench.strategy's starting rate)")
     parser.add_argument("--temperature", type=float, default=5.0, help="the draw's choice temperature (bench.strategy's in poker)")
     parser.add_argument("--entropy-coef", type=float, default=None, help="the draw's entropy bonus (default: bench.strategy's for the game)")
+    parser.add_argument("--prompt", default="default", help="the harness's prompt variant (bench.strategy --prompt), e.g. private-last")
     parser.add_argument("--private-contrast", type=float, default=0.0, help="centre each move's advantage across the cards of its public state (0-1)")
     parser.add_argument("--seed", type=int, default=0, help="the fresh LoRA's initialisation")
     args = parser.parse_args()
@@ -166,6 +168,12 @@ def main() -> None:
             or (args.entropy_coef is not None and args.entropy_coef < 0):
         parser.error("--updates must be at least 1, --learning-rate and --temperature above 0, --private-contrast in [0, 1], --entropy-coef at least 0")
 
+    try:
+        variant = prompt_variants.PromptVariant.parse(args.prompt)
+    except ValueError as error:
+        parser.error(f"--prompt: {error}")
+    if not variant.list_moves:
+        parser.error("--prompt: choice mode draws among the listed legal moves; no-legal-moves cannot be used here")
     overrides = {} if args.entropy_coef is None else {"entropy_coef": args.entropy_coef}
     bench = defaults(args.game, learning_rate=args.learning_rate, **overrides)
     algorithm = build_config(bench)["algorithm"]
@@ -174,7 +182,8 @@ def main() -> None:
     policy = make_policy("local,engine=hf,mode=choice,obs=state")  # only to build the prompts a match sends
     engine = open_engine("local", "hf")
     keys = list(tree.infosets)
-    prompts = {k: engine.encode(policy.build_prompt(tree.infosets[k].request, Mode.CHOICE).messages) for k in keys}
+    views = {k: prompt_variants.view(variant, tree.infosets[k].request) for k in keys}
+    prompts = {k: engine.encode(policy.build_prompt(views[k].request, Mode.CHOICE, views[k].variant).messages) for k in keys}
     options = {k: engine.option_ids(list(tree.infosets[k].moves)) for k in keys}
 
     def samples(signal: dict | None, logps: dict | None) -> list[Sample]:
@@ -242,7 +251,7 @@ def main() -> None:
               + f"; card spread {tabular[rate][1]:.4f}, shared drift {tabular[rate][2]:.4f}", flush=True)
     best_rate = min(TABULAR_RATES, key=lambda r: tabular[r][0][-1])
     print(json.dumps({
-        "game": args.game, "updates": args.updates, "learning_rate": args.learning_rate, "private_contrast": args.private_contrast, "choice_temperature": args.temperature,
+        "game": args.game, "updates": args.updates, "learning_rate": args.learning_rate, "private_contrast": args.private_contrast, "prompt": args.prompt, "choice_temperature": args.temperature,
         "kl_coef": settings.kl_coef, "entropy_coef": settings.entropy_coef, "advantage_scale": round(scale, 4),
         "exploitability_base": round(base_exploitability, 4),
         "exploitability_by_update": [round(x, 4) for x in curve],
