@@ -1,7 +1,8 @@
 """Can the LoRA learn poker from self-play's signal without its sampling noise?
 
-    python -m bench.experiments.expected_gradient --game leduc_holdem --updates 12
-    python -m bench.experiments.expected_gradient --game kuhn_poker --updates 12
+    python -m bench.experiments.expected_gradient --game kuhn_poker --updates 8 --private-contrast 1
+    python -m bench.experiments.expected_gradient --game leduc_holdem --updates 6 --private-contrast 1 --entropy-coef 0
+    python -m bench.experiments.expected_gradient --game leduc_holdem --updates 5 --private-contrast 1 --entropy-coef 0 --prompt private-last
 
 Every LoRA self-play run in Leduc Hold'em ended card-blind and worse than the base
 (docs/experiments/leduc-selfplay.md), where one free logit per information set, trained on the same
