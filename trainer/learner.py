@@ -559,7 +559,7 @@ class Learner:
             mask_all[row, : x.action_length] = 1
         denominator = normaliser(mask_all, s.loss_norm, self.max_new_tokens, torch.tensor([x.weight for x in minibatch]))
         self.optimizer.zero_grad(set_to_none=True)
-        agg = {"loss": 0.0, "clip_fraction": 0.0, "approx_kl": 0.0, "kl": 0.0, "entropy": 0.0, "tokens": 0.0}
+        agg = {"loss": 0.0, "clip_fraction": 0.0, "approx_kl": 0.0, "kl": 0.0, "entropy": 0.0, "tokens": 0.0, "weight": 0.0}
         for micro in micro_batches(minibatch, s.micro_batch_size, self.rows_fitting, by_prefix=self.share_prefix):
             new_logps, mask, entropy = self._action_logps(micro, with_entropy=True)
             old = _stack([x.old_logps for x in micro], mask)
@@ -576,13 +576,14 @@ class Learner:
                 sample_weights=sample_weights,
             )
             loss.backward()
-            weight = stats.tokens
+            weight = stats.weight  # turns' tokens: a merged sample counts as the turns it stands for
             agg["loss"] += stats.loss
             agg["clip_fraction"] += stats.clip_fraction * weight
             agg["approx_kl"] += stats.approx_kl_old * weight
             agg["kl"] += stats.kl_ref * weight
-            agg["entropy"] += float((entropy.detach() * mask).sum()) if entropy is not None else 0.0
-            agg["tokens"] += weight
+            agg["entropy"] += float((entropy.detach() * mask * sample_weights.unsqueeze(1)).sum()) if entropy is not None else 0.0
+            agg["tokens"] += stats.tokens
+            agg["weight"] += weight
         grad_norm = torch.nn.utils.clip_grad_norm_(list(self.params.values()), s.max_grad_norm)
         bounded: dict[str, float] = {} if s.max_update_kl is None else NO_STEP.stats()
         if not math.isfinite(float(grad_norm)):
@@ -593,13 +594,13 @@ class Learner:
             before = {name: p.detach().clone() for name, p in self.params.items()}
             self.optimizer.step()
             bounded = bound_step(self.params, before, lambda: self._kl_from_behaviour(minibatch), s.max_update_kl, s.max_update_halvings).stats()
-        tokens = max(1.0, agg["tokens"])
+        counted = agg["weight"] or 1.0  # the statistics are means over the turns' tokens
         return bounded | {
             "loss": agg["loss"],
-            "clip_fraction": agg["clip_fraction"] / tokens,
-            "approx_kl": agg["approx_kl"] / tokens,
-            "kl": agg["kl"] / tokens,
-            "entropy": agg["entropy"] / tokens,
+            "clip_fraction": agg["clip_fraction"] / counted,
+            "approx_kl": agg["approx_kl"] / counted,
+            "kl": agg["kl"] / counted,
+            "entropy": agg["entropy"] / counted,
             "grad_norm": float(grad_norm),
             "tokens": agg["tokens"],
         }

@@ -20,6 +20,7 @@ class LossStats:
     approx_kl_old: float  # E[(r - 1) - log r] vs the sampling policy (Schulman's k3)
     kl_ref: float  # E[k3] vs the reference (base or reference adapter); 0 when not computed
     tokens: int
+    weight: float  # the turns' tokens: each reply token counted as many times as its sample's weight
 
 
 def k3(ref_logps: torch.Tensor, logps: torch.Tensor) -> torch.Tensor:
@@ -106,14 +107,18 @@ def policy_loss(
         loss = (per_token * mask).sum() / denominator
 
     with torch.no_grad():
-        tokens = mask.sum().clamp(min=1)
+        # Statistics are means over the turns, so a merged sample of weight w counts w times: they
+        # read the same whether or not duplicates were merged.
+        counted = mask if sample_weights is None else mask * sample_weights.detach().to(mask.dtype).unsqueeze(1)
+        total = counted.sum().clamp(min=1e-12)
         # a token is "clipped" when the clip bound, not the ratio, set its gradient to zero
         clipped = ((ratio < 1.0 - epsilon) & (adv < 0)) | ((ratio > 1.0 + high) & (adv > 0))
         stats = LossStats(
             loss=float(loss.detach()),
-            clip_fraction=float((clipped.to(mask.dtype) * mask).sum() / tokens),
-            approx_kl_old=float((((ratio - 1) - log_ratio) * mask).sum() / tokens),
-            kl_ref=float((kl_ref * mask).sum() / tokens) if ref_logps is not None else 0.0,
+            clip_fraction=float((clipped.to(mask.dtype) * counted).sum() / total),
+            approx_kl_old=float((((ratio - 1) - log_ratio) * counted).sum() / total),
+            kl_ref=float((kl_ref * counted).sum() / total) if ref_logps is not None else 0.0,
             tokens=int(mask.sum()),
+            weight=float(counted.sum()),
         )
     return loss, stats

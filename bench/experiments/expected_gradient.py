@@ -23,7 +23,9 @@ updates. After each update: the live policy's exact exploitability, and how card
 `card_spread` (total variation between the move distributions of the information sets that share
 a public state, i.e. differ only in the private card, averaged over pairs and public states) and
 `shared_drift` (total variation between the card-averaged distribution and the base's, averaged
-over public states). Ends with one JSON line; the headline `expected_gradient_ratio` is the LoRA's
+over public states), and the policy's KL to the base and its entropy over the moves, both averaged
+over information sets by how often the live policy meets them (exact, after the update; the
+learner's own train/kl is measured before its step). Ends with one JSON line; the headline `expected_gradient_ratio` is the LoRA's
 final exploitability over the base's.
 """
 
@@ -115,6 +117,22 @@ def card_blindness(tree: GameTree, strategy: Strategy, base: Strategy) -> tuple[
         mean_base = {m: statistics.mean(base[k][m] for k in keys) for m in moves}
         drifts.append(total_variation(mean_now, mean_base, moves))
     return statistics.mean(spreads), statistics.mean(drifts)
+
+
+def kl_and_entropy(tree: GameTree, strategy: Strategy, base: Strategy) -> tuple[float, float]:
+    """KL(strategy || base) and the entropy of `strategy`'s moves, per decision: the mean over
+    information sets weighted by their reach under `strategy` (what the learner's reach x pi
+    weighted k3 estimates)."""
+    reach = {key: node.reach for key, node in action_values(tree, strategy).items()}
+    total = sum(reach.values())
+    kl = entropy = 0.0
+    for key, info in tree.infosets.items():
+        for m in info.moves:
+            p = strategy[key][m]
+            if p > 0:
+                kl += reach[key] * p * math.log(p / max(base[key][m], 1e-300))
+                entropy -= reach[key] * p * math.log(p)
+    return kl / total, entropy / total
 
 
 def total_variation(p, q, moves) -> float:
@@ -223,7 +241,8 @@ def main() -> None:
         base_exploitability = evaluate(tree, base).exploitability
         scale = hand_std(tree, base)
         spread, drift = card_blindness(tree, base, base)
-        print(f"base: exploitability {base_exploitability:.4f}, card spread {spread:.4f}, hand std {scale:.3f} "
+        base_entropy = kl_and_entropy(tree, base, base)[1]
+        print(f"base: exploitability {base_exploitability:.4f}, card spread {spread:.4f}, entropy {base_entropy:.3f}, hand std {scale:.3f} "
               f"({len(keys)} information sets; {time.perf_counter() - started:.0f} s)", flush=True)
         base_spread = spread
         curve, spreads, drifts, kls, entropies, seconds = [], [], [], [], [], []
@@ -231,15 +250,16 @@ def main() -> None:
         strategy = base
         for update in range(1, args.updates + 1):
             started = time.perf_counter()
-            stats = learner.update(samples(expected_signal(tree, strategy, scale, args.private_contrast), logps), rng)
+            learner.update(samples(expected_signal(tree, strategy, scale, args.private_contrast), logps), rng)
             logps = draw_logps()
             strategy = as_strategy(logps)
             curve.append(evaluate(tree, strategy).exploitability)
             spread, drift = card_blindness(tree, strategy, base)
             spreads.append(spread)
             drifts.append(drift)
-            kls.append(stats.get("train/kl", float("nan")))
-            entropies.append(stats["train/entropy"])
+            kl, entropy = kl_and_entropy(tree, strategy, base)
+            kls.append(kl)
+            entropies.append(entropy)
             seconds.append(time.perf_counter() - started)
             print(f"update {update}: exploitability {curve[-1]:.4f} (ratio {curve[-1] / base_exploitability:.3f})  card spread {spread:.4f}  "
                   f"shared drift {drift:.4f}  KL {kls[-1]:.3f}  entropy {entropies[-1]:.3f}  ({seconds[-1]:.0f} s)", flush=True)
@@ -259,7 +279,7 @@ def main() -> None:
         "expected_gradient_ratio": round(curve[-1] / base_exploitability, 4),
         "card_spread_base": round(base_spread, 4), "card_spread_by_update": [round(x, 4) for x in spreads],
         "shared_drift_by_update": [round(x, 4) for x in drifts],
-        "kl_by_update": [round(x, 4) for x in kls], "entropy_by_update": [round(x, 4) for x in entropies],
+        "kl_by_update": [round(x, 4) for x in kls], "entropy_base": round(base_entropy, 4), "entropy_by_update": [round(x, 4) for x in entropies],
         "seconds_per_update_median": round(statistics.median(seconds), 1),
         "tabular_exploitability_by_update": {str(r): [round(x, 4) for x in tabular[r][0]] for r in TABULAR_RATES},
         "tabular_best_rate": best_rate,

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from bench.experiments.expected_gradient import card_blindness, expected_signal, hand_std, tabular_curve
+from bench.experiments.expected_gradient import card_blindness, expected_signal, hand_std, kl_and_entropy, tabular_curve
 from evaluation.exploitability import evaluate, uniform_strategy
 from trainer.tabular_selfplay import public_states
 
@@ -60,6 +60,22 @@ def test_card_blindness_measures(kuhn_tree) -> None:
                for key, info in kuhn_tree.infosets.items()}
     spread, _ = card_blindness(kuhn_tree, by_card, uniform)
     assert spread == pytest.approx(2 / 3)
+
+
+def test_kl_and_entropy_per_decision(kuhn_tree) -> None:
+    uniform = uniform_strategy(kuhn_tree)
+    assert kl_and_entropy(kuhn_tree, uniform, uniform) == (0.0, pytest.approx(math.log(2)))
+    # 0.9 / 0.1 at every (two-move) information set: the same KL and entropy at each, so the reach
+    # weighting leaves them as they are
+    lean = {key: dict(zip(info.moves, (0.9, 0.1))) for key, info in kuhn_tree.infosets.items()}
+    kl, entropy = kl_and_entropy(kuhn_tree, lean, uniform)
+    assert kl == pytest.approx(0.9 * math.log(1.8) + 0.1 * math.log(0.2), abs=1e-12)
+    assert entropy == pytest.approx(-(0.9 * math.log(0.9) + 0.1 * math.log(0.1)), abs=1e-12)
+    # and weighted by reach: a set never met does not count, however far it moved
+    # (always checking, no one faces a bet: there the policy is uniform and the base folds always)
+    passive = {key: {m: 1.0 if m in ("check", "fold") else 0.0 for m in info.moves} for key, info in kuhn_tree.infosets.items()}
+    moved = {key: uniform[key] if "call" in info.moves else passive[key] for key, info in kuhn_tree.infosets.items()}
+    assert kl_and_entropy(kuhn_tree, moved, passive) == (0.0, 0.0)
 
 
 def test_free_logits_on_the_expected_signal_lower_exploitability(kuhn_tree) -> None:

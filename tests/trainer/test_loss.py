@@ -73,6 +73,19 @@ def test_k3_kl_penalty():
     assert loss.item() == pytest.approx(0.5 * k3, rel=1e-5)
 
 
+def test_statistics_count_a_weighted_sample_as_the_turns_it_stands_for():
+    # Two one-token samples, the first of weight 3: KL to the reference k3(-0.1) and k3(-0.4), and
+    # the first's ratio clipped (A=+1, ratio e^0.5). The means count the first sample three times,
+    # as the three identical turns it replaces would (trainer.learner.merge_duplicates).
+    ref = torch.tensor([[-0.1], [-0.4]])
+    _, stats = _loss([[0.0], [0.0]], [[-0.5], [0.0]], [1.0, 1.0], [[1], [1]], ref_logps=ref, kl_coef=0.0,
+                     sample_weights=torch.tensor([3.0, 1.0]))
+    k3 = [math.exp(q) - q - 1 for q in (-0.1, -0.4)]
+    assert stats.kl_ref == pytest.approx((3 * k3[0] + k3[1]) / 4, rel=1e-5)
+    assert stats.clip_fraction == pytest.approx(3 / 4)
+    assert (stats.tokens, stats.weight) == (2, 4.0)
+
+
 def test_truncated_importance_weights_scale_the_policy_gradient_term_only():
     # ratio 1, A=+2: per-token -2; weights 0.5 and 2 -> (-1 + -4) / 2; the KL term is not weighted
     loss, _ = _loss([[0.0, 0.0]], [[0.0, 0.0]], [2.0], [[1, 1]], is_weights=torch.tensor([[0.5, 2.0]]))

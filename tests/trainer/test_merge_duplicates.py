@@ -39,7 +39,7 @@ def test_an_update_on_merged_turns_equals_the_update_on_the_turns(tmp_path):
     def turns() -> list[Sample]:
         return [Sample(prompts[p], moves[m], adv, option_ids=moves, chosen=m, choice_temperature=3.0) for p, m, adv in draws]
 
-    updated = []
+    updated, statistics = [], []
     for merge in (False, True):
         folder = tmp_path / f"merge-{merge}"
         write_initial_adapter("local", LoraSettings(r=4, alpha=8, target_modules=["q_proj", "v_proj"]), folder, seed=5)
@@ -50,6 +50,7 @@ def test_an_update_on_merged_turns_equals_the_update_on_the_turns(tmp_path):
         learner = Learner(engine, folder, settings, temperature=1.0, max_new_tokens=4)
         stats = learner.update(turns(), random.Random(0))
         assert (stats["train/turns"], stats["train/samples"]) == ((8, 5) if merge else (8, 8))
+        statistics.append(stats)
         # the weights, and the gradient of the second epoch's step (ratios no longer 1)
         updated.append({k: (p.detach().clone(), p.grad.clone()) for k, p in learner.params.items()})
     for key, (weights, grad) in updated[0].items():
@@ -63,3 +64,6 @@ def test_an_update_on_merged_turns_equals_the_update_on_the_turns(tmp_path):
         # gradient near 0 into up to a step's worth: the weights agree to a tenth of a step
         torch.testing.assert_close(updated[1][key][0], weights, atol=1e-3, rtol=0)
     assert any(w.abs().sum() > 0 for k, (w, _) in updated[0].items() if "lora_B" in k)  # the update did something
+    # and the reported statistics are means over the turns either way (float32 sums: 1e-4 relative)
+    for name in ("train/kl", "train/entropy", "train/clip_fraction", "train/approx_kl"):
+        assert statistics[1][name] == pytest.approx(statistics[0][name], rel=1e-4, abs=1e-7), name
