@@ -581,7 +581,7 @@ class Learner:
             agg["clip_fraction"] += stats.clip_fraction * weight
             agg["approx_kl"] += stats.approx_kl_old * weight
             agg["kl"] += stats.kl_ref * weight
-            agg["entropy"] += float((entropy.detach() * mask * sample_weights.unsqueeze(1)).sum()) if entropy is not None else 0.0
+            agg["entropy"] += stats.entropy * weight
             agg["tokens"] += stats.tokens
             agg["weight"] += weight
         grad_norm = torch.nn.utils.clip_grad_norm_(list(self.params.values()), s.max_grad_norm)

@@ -19,6 +19,7 @@ class LossStats:
     clip_fraction: float  # share of tokens whose ratio left the clip range in the direction of A
     approx_kl_old: float  # E[(r - 1) - log r] vs the sampling policy (Schulman's k3)
     kl_ref: float  # E[k3] vs the reference (base or reference adapter); 0 when not computed
+    entropy: float  # the policy's mean entropy at the reply's positions; 0 when not computed
     tokens: int
     weight: float  # the turns' tokens: each reply token counted as many times as its sample's weight
 
@@ -118,6 +119,7 @@ def policy_loss(
             clip_fraction=float((clipped.to(mask.dtype) * counted).sum() / total),
             approx_kl_old=float((((ratio - 1) - log_ratio) * counted).sum() / total),
             kl_ref=float((kl_ref * counted).sum() / total) if ref_logps is not None else 0.0,
+            entropy=float((entropy.detach() * counted).sum() / total) if entropy is not None else 0.0,
             tokens=int(mask.sum()),
             weight=float(counted.sum()),
         )
