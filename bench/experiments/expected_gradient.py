@@ -79,11 +79,14 @@ def hand_std(tree: GameTree, strategy: Strategy) -> float:
     return math.sqrt(max(square - mean * mean, 0.0))
 
 
-def expected_signal(tree: GameTree, strategy: Strategy, scale: float, contrast: float = 0.0) -> dict[InfoKey, list[tuple[float, float]]]:
+def expected_signal(tree: GameTree, strategy: Strategy, scale: float, contrast: float = 0.0,
+                    per_infoset: bool = False) -> dict[InfoKey, list[tuple[float, float]]]:
     """Per information set, per legal move: (advantage in units of `scale`, weight = visits per hand).
 
     With `contrast` L, each move's advantage loses L x its weighted mean over the information sets
-    of its public state (the cards that share it): the expectation of algorithm.private_contrast."""
+    of its public state (the cards that share it): the expectation of algorithm.private_contrast.
+    With `per_infoset`, each set's weights are divided by its reach (pi(a|I) alone), so every
+    information set pulls as hard as any other however rarely it is met."""
     out = {}
     for key, node in action_values(tree, strategy).items():
         moves = tree.infosets[key].moves
@@ -100,6 +103,10 @@ def expected_signal(tree: GameTree, strategy: Strategy, scale: float, contrast: 
                     mean = sum(out[k][j][0] * out[k][j][1] for k in keys) / total
                     for k in keys:
                         out[k][j] = (out[k][j][0] - contrast * mean, out[k][j][1])
+    if per_infoset:
+        for key, signal in out.items():
+            reach = sum(w for _, w in signal)
+            out[key] = [(a, w / reach if reach > 0 else 0.0) for a, w in signal]
     return out
 
 
@@ -140,7 +147,7 @@ def total_variation(p, q, moves) -> float:
 
 
 def tabular_curve(tree: GameTree, base: Strategy, scale: float, updates: int, rate: float, kl_coef: float, entropy_coef: float,
-                  contrast: float) -> tuple[list[float], Strategy]:
+                  contrast: float, per_infoset: bool = False) -> tuple[list[float], Strategy]:
     """The same expected signal on one free logit per (information set, move), Adam at `rate`."""
     keys = list(tree.infosets)
     moves = {k: tree.infosets[k].moves for k in keys}
@@ -154,7 +161,7 @@ def tabular_curve(tree: GameTree, base: Strategy, scale: float, updates: int, ra
 
     curve = []
     for _ in range(updates):
-        signal = expected_signal(tree, strategy(), scale, contrast)
+        signal = expected_signal(tree, strategy(), scale, contrast, per_infoset)
         total = sum(w for k in keys for _, w in signal[k])
         grads = []
         for k in keys:
@@ -182,6 +189,12 @@ def main() -> None:
     parser.add_argument("--prompt", default="default", help="the harness's prompt variant (bench.strategy --prompt), e.g. private-last")
     parser.add_argument("--private-contrast", type=float, default=0.0, help="centre each move's advantage across the cards of its public state (0-1)")
     parser.add_argument("--seed", type=int, default=0, help="the fresh LoRA's initialisation")
+    parser.add_argument("--per-infoset", action="store_true",
+                        help="weigh every information set alike (pi(a|I) alone, its reach divided out) instead of by how often it is met")
+    parser.add_argument("--lora-rank", type=int, default=LoraSettings().r, help="the LoRA's rank (its capacity)")
+    parser.add_argument("--lora-alpha", type=float, default=None, help="the LoRA's scale numerator (default: twice the rank, the trainer's ratio)")
+    parser.add_argument("--target-modules", default=",".join(LoraSettings().target_modules),
+                        help="comma-separated module names the LoRA adapts, e.g. q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj")
     args = parser.parse_args()
     if args.updates < 1 or not args.learning_rate > 0 or not args.temperature > 0 or not 0 <= args.private_contrast <= 1 \
             or (args.entropy_coef is not None and args.entropy_coef < 0):
@@ -193,6 +206,11 @@ def main() -> None:
         parser.error(f"--prompt: {error}")
     if not variant.list_moves:
         parser.error("--prompt: choice mode draws among the listed legal moves; no-legal-moves cannot be used here")
+    try:
+        lora = LoraSettings(r=args.lora_rank, alpha=args.lora_alpha if args.lora_alpha is not None else 2.0 * args.lora_rank,
+                            target_modules=[m.strip() for m in args.target_modules.split(",") if m.strip()])
+    except ValueError as error:
+        parser.error(f"--lora-rank/--lora-alpha/--target-modules: {error}".splitlines()[0])
     overrides = {} if args.entropy_coef is None else {"entropy_coef": args.entropy_coef}
     bench = defaults(args.game, learning_rate=args.learning_rate, **overrides)
     algorithm = build_config(bench)["algorithm"]
@@ -217,7 +235,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as folder:
         adapter = Path(folder) / "live"
-        write_initial_adapter("local", LoraSettings(), adapter, args.seed)
+        write_initial_adapter("local", lora, adapter, args.seed)
         learner = Learner(engine, adapter, settings, temperature=1.0, max_new_tokens=4)
 
         def draw_logps() -> dict[InfoKey, list[float]]:
@@ -250,7 +268,7 @@ def main() -> None:
         strategy = base
         for update in range(1, args.updates + 1):
             started = time.perf_counter()
-            learner.update(samples(expected_signal(tree, strategy, scale, args.private_contrast), logps), rng)
+            learner.update(samples(expected_signal(tree, strategy, scale, args.private_contrast, args.per_infoset), logps), rng)
             logps = draw_logps()
             strategy = as_strategy(logps)
             curve.append(evaluate(tree, strategy).exploitability)
@@ -266,13 +284,15 @@ def main() -> None:
 
     tabular = {}
     for rate in TABULAR_RATES:
-        values, final = tabular_curve(tree, base, scale, args.updates, rate, settings.kl_coef, settings.entropy_coef, args.private_contrast)
+        values, final = tabular_curve(tree, base, scale, args.updates, rate, settings.kl_coef, settings.entropy_coef, args.private_contrast,
+                                      args.per_infoset)
         tabular[rate] = (values, *card_blindness(tree, final, base))
         print(f"free logits at {rate}: exploitability " + ", ".join(f"{x:.4f}" for x in values)
               + f"; card spread {tabular[rate][1]:.4f}, shared drift {tabular[rate][2]:.4f}", flush=True)
     best_rate = min(TABULAR_RATES, key=lambda r: tabular[r][0][-1])
     print(json.dumps({
-        "game": args.game, "updates": args.updates, "learning_rate": args.learning_rate, "private_contrast": args.private_contrast, "prompt": args.prompt, "choice_temperature": args.temperature,
+        "game": args.game, "updates": args.updates, "learning_rate": args.learning_rate, "private_contrast": args.private_contrast, "per_infoset": args.per_infoset, "prompt": args.prompt, "choice_temperature": args.temperature,
+        "lora_rank": lora.r, "lora_alpha": lora.alpha, "target_modules": lora.target_modules,
         "kl_coef": settings.kl_coef, "entropy_coef": settings.entropy_coef, "advantage_scale": round(scale, 4),
         "exploitability_base": round(base_exploitability, 4),
         "exploitability_by_update": [round(x, 4) for x in curve],
