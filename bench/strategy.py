@@ -199,6 +199,9 @@ def build_config(args: argparse.Namespace) -> dict:
             # with --private-contrast: a move's advantage is centred across the private cards of its
             # public state, so the one LoRA learns how the cards differ (trainer.advantages)
             "private_contrast": args.private_contrast,
+            # with --state-weighting per_state: the turns met at one information set in a step share
+            # one unit of weight, so a rare set pulls the shared LoRA as hard as a common one
+            "state_weighting": args.state_weighting,
             # the policy this bench reports: the average of the second half's iterates (the last
             # iterate circles the equilibrium, 0.06-0.19 exploitability in one Kuhn run at 1024 hands)
             "average_from": args.average_from,
@@ -216,7 +219,7 @@ def defaults(game: str, **overrides: object) -> argparse.Namespace:
         "train_temperature": TRAIN_TEMPERATURE[game], "groups": GROUPS[game], "group_size": 4, "micro_batch": MICRO_BATCH[game],
         "learning_rate": 1e-3, "lr_schedule": "cosine", "lr_final_fraction": 0.1, "lr_warmup_steps": LR_WARMUP_STEPS[game],
         "kl_coef": 0.1, "kl_target": KL_TARGET[game], "max_update_kl": None, "entropy_coef": ENTROPY_COEF[game], "average_from": 0.5, "state_baseline": STATE_BASELINE[game],
-        "private_contrast": 0.0, "prompt": "default", "lagged": LAGGED[game], "branch": 0.0,
+        "private_contrast": 0.0, "state_weighting": "visits", "prompt": "default", "lagged": LAGGED[game], "branch": 0.0,
     }
     values.update(overrides)
     return argparse.Namespace(**values)
@@ -514,6 +517,9 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--private-contrast", type=float, default=0.0,
                         help="poker: centre each move's advantage on the same move from the other private cards of its public "
                              "state by this share, 0-1 (algorithm.private_contrast; default 0: off)")
+    parser.add_argument("--state-weighting", choices=["visits", "per_state"], default="visits",
+                        help="how much each information set weighs in a step: as often as it was met (visits, the policy gradient) "
+                             "or alike (per_state: its turns share one unit; algorithm.state_weighting; default visits)")
     parser.add_argument("--prompt", default="default",
                         help="the prompt variant the learner is trained, evaluated and compared with (rollout.prompt, the harness's prompt=); "
                              "private-last restates the seat's card as the turn's last line (default: default)")
@@ -592,7 +598,7 @@ def main() -> None:
         if game == "leduc_holdem":
             figures["leduc_exploitability_ratio"] = figures["exploitability_ratio"]
     figures.update(train_temperature=args.train_temperature, eval_temperature=args.temperature, learning_rate=args.learning_rate,
-                   lr_schedule=args.lr_schedule, lr_warmup_steps=args.lr_warmup_steps, average_from=args.average_from, state_baseline=args.state_baseline, private_contrast=args.private_contrast, prompt=args.prompt, kl_coef=args.kl_coef, kl_target=args.kl_target, max_update_kl=args.max_update_kl, entropy_coef=args.entropy_coef,
+                   lr_schedule=args.lr_schedule, lr_warmup_steps=args.lr_warmup_steps, average_from=args.average_from, state_baseline=args.state_baseline, private_contrast=args.private_contrast, state_weighting=args.state_weighting, prompt=args.prompt, kl_coef=args.kl_coef, kl_target=args.kl_target, max_update_kl=args.max_update_kl, entropy_coef=args.entropy_coef,
                    lagged=args.lagged, branch=args.branch, episodes_per_step=args.groups * args.group_size, steps_budget=args.steps)
     if args.json_out is not None:
         args.json_out.write_text(json.dumps(figures), encoding="utf-8")

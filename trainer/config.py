@@ -253,6 +253,11 @@ class AlgorithmSettings(_Strict):
     # (trainer.advantages.private_contrast): the update then moves how the cards differ rather than
     # what one LoRA makes them all do. 0 = off. Applied after state_baseline.
     private_contrast: float = Field(0.0, ge=0, le=1)
+    # How much each decision state weighs in a step's loss (trainer.advantages.state_shares):
+    # "visits", each turn once, so a state weighs as often as it was met (the policy gradient);
+    # "per_state", the turns met at one state (same prompt and legal moves) share one unit of
+    # weight, so a rarely met state pulls the shared LoRA as hard as a common one.
+    state_weighting: Literal["visits", "per_state"] = "visits"
     # Keep the uniform average of the adapter's iterates from this fraction of the run on (0.5: the
     # second half), saved beside each checkpoint as step-K/average and registered as NAME/step-K/average.
     # Self-play circles a zero-sum game's equilibrium; the average sits near its centre (as

@@ -83,7 +83,9 @@ class Sample:
     option_ids: list[list[int]] | None = None
     chosen: int = 0
     choice_temperature: float = 1.0
-    weight: float = 1.0  # how many identical turns this sample stands for (`merge_duplicates`)
+    # how many turns this sample stands for (`merge_duplicates`), or its share of its state's unit
+    # weight (`state_weighting: per_state`, merged shares summing)
+    weight: float = 1.0
     # sampler_logps are the learner's own log-probs of this action before the update (sampled on
     # the learner's engine, same weights): `prepare` may take them as old_logps (reuse_sampler_logps)
     sampled_by_learner: bool = False

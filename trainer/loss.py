@@ -37,11 +37,13 @@ def normaliser(mask: torch.Tensor, mode: str, max_new_tokens: int, weights: torc
     token:    sum of reply tokens (DAPO's token-level average, Yu et al. 2025)
     sequence: number of samples; per-sample means are taken first (GRPO, Shao et al. 2024)
     dr_grpo:  samples x max_new_tokens, a constant (Dr. GRPO, Liu et al. 2025: no length bias)
-    A sample of weight w counts as w samples (trainer.learner.merge_duplicates).
+    A sample of weight w counts as w samples (trainer.learner.merge_duplicates); weights may be
+    fractions (algorithm.state_weighting: per_state), so a minibatch can weigh less than one token.
     """
     w = torch.ones(mask.shape[0]) if weights is None else weights.to(mask.device, mask.dtype)
     if mode == "token":
-        return float((mask * w.unsqueeze(1)).sum().clamp(min=1))
+        total = float((mask * w.unsqueeze(1)).sum())
+        return total if total > 0 else 1.0  # no reply tokens: the summed loss is 0 too
     if mode == "sequence":
         return float(w.sum())
     if mode == "dr_grpo":

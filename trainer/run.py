@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from arena.redaction import redact, redact_data
-from trainer.advantages import RoleBaselines, attempt_credit, compute_advantages, private_contrast, state_baseline
+from trainer.advantages import RoleBaselines, attempt_credit, compute_advantages, private_contrast, state_baseline, state_shares
 from trainer.branching import diverged_games
 from trainer.checkpoints import AVERAGE_DIR, list_checkpoints, load_state, restore_rng, rng_state, save_checkpoint, step_dir
 from trainer.config import TrainConfig
@@ -354,13 +354,17 @@ class Trainer:
             moves.append(turn.action)
         algorithm = self.config.algorithm
         advantages = [s.advantage for s in samples]
-        states = [decision_state(s) for s in samples] if algorithm.state_baseline or algorithm.private_contrast else []
+        per_state = algorithm.state_weighting == "per_state"
+        states = [decision_state(s) for s in samples] if algorithm.state_baseline or algorithm.private_contrast or per_state else []
+        shares = state_shares(states) if per_state else None
         if algorithm.state_baseline:
             advantages = state_baseline(advantages, states)
         if algorithm.private_contrast:  # the move the game got, so two wordings of one text move are one move
-            advantages = private_contrast(advantages, public_states, moves, states, algorithm.private_contrast)
-        for sample, advantage in zip(samples, advantages):
+            advantages = private_contrast(advantages, public_states, moves, states, algorithm.private_contrast, shares)
+        for i, (sample, advantage) in enumerate(zip(samples, advantages)):
             sample.advantage = advantage
+            if shares is not None:
+                sample.weight = shares[i]
         return samples, dropped
 
     def _update(self, samples: list[Sample]) -> dict[str, Any]:

@@ -27,6 +27,11 @@ over public states), and the policy's KL to the base and its entropy over the mo
 over information sets by how often the live policy meets them (exact, after the update; the
 learner's own train/kl is measured before its step). Ends with one JSON line; the headline `expected_gradient_ratio` is the LoRA's
 final exploitability over the base's.
+
+`--per-infoset` divides each information set's weights by its reach (pi(a|I) alone, before the
+contrast, so the contrast centres what the loss weighs): every set pulls alike, as each free logit
+does under Adam, instead of by how often it is met (algorithm.state_weighting: per_state in the
+sampled trainer). `--lora-rank`, `--lora-alpha` and `--target-modules` set the fresh LoRA's capacity.
 """
 
 from __future__ import annotations
@@ -92,6 +97,10 @@ def expected_signal(tree: GameTree, strategy: Strategy, scale: float, contrast: 
         moves = tree.infosets[key].moves
         v = sum(strategy[key][m] * node.values[m] for m in moves)
         out[key] = [((node.values[m] - v) / scale, node.reach * strategy[key][m]) for m in moves]
+    if per_infoset:  # before the contrast, so its centring holds for the weights the loss uses
+        for key, signal in out.items():
+            reach = sum(w for _, w in signal)
+            out[key] = [(a, w / reach if reach > 0 else 0.0) for a, w in signal]
     if contrast:
         groups: dict[tuple, list[InfoKey]] = {}
         for key, public in public_states(tree).items():
@@ -103,10 +112,6 @@ def expected_signal(tree: GameTree, strategy: Strategy, scale: float, contrast: 
                     mean = sum(out[k][j][0] * out[k][j][1] for k in keys) / total
                     for k in keys:
                         out[k][j] = (out[k][j][0] - contrast * mean, out[k][j][1])
-    if per_infoset:
-        for key, signal in out.items():
-            reach = sum(w for _, w in signal)
-            out[key] = [(a, w / reach if reach > 0 else 0.0) for a, w in signal]
     return out
 
 

@@ -57,3 +57,14 @@ def test_the_prompt_variant_reaches_training_and_every_policy_the_bench_scores(c
     assert "this bench plays in choice mode, which scores the listed moves" in capsys.readouterr().err
     with pytest.raises(TypeError):  # every policy the bench scores names its prompt (no silent default)
         head_to_head.choice_policy(None, 5.0, "base")
+
+
+def test_the_state_weighting_reaches_the_trainer(capsys):
+    from bench.strategy import build_config
+
+    assert build_config(parse_arguments(["--game", "leduc_holdem"]))["algorithm"]["state_weighting"] == "visits"
+    args = parse_arguments(["--game", "leduc_holdem", "--state-weighting", "per_state"])
+    assert build_config(args)["algorithm"]["state_weighting"] == "per_state"
+    with pytest.raises(SystemExit):
+        parse_arguments(["--state-weighting", "per_card"])
+    assert "--state-weighting: invalid choice: 'per_card'" in capsys.readouterr().err

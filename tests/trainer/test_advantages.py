@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from trainer.advantages import EPS, RoleBaselines, compute_advantages, grpo_advantages, reinforce_advantages
+from trainer.advantages import EPS, RoleBaselines, compute_advantages, grpo_advantages, reinforce_advantages, state_shares
 
 
 def test_grpo_normalises_within_each_group():
@@ -132,3 +132,24 @@ def test_one_move_from_one_card_only_keeps_its_signal():
     from trainer.advantages import private_contrast
 
     assert private_contrast([0.8, 0.2], ["p", "p"], ["bet", "bet"], ["K", "K"], 1.0) == [0.8, 0.2]
+
+
+def test_state_shares_give_every_state_met_one_unit_of_weight():
+    shares = state_shares(["a", "b", "a", "a", "c", "b"])
+    assert shares == pytest.approx([1 / 3, 1 / 2, 1 / 3, 1 / 3, 1.0, 1 / 2], abs=1e-15)
+    assert sum(shares) == pytest.approx(3.0, abs=1e-12)  # three states met
+    assert state_shares([]) == []
+
+
+def test_a_weighted_private_contrast_centres_what_the_loss_sees():
+    """With the loss's per-state shares the contrast's mean is weighted by them: at strength 1 the
+    weighted advantages of one move at one public state sum to zero, which the plain mean does not."""
+    from trainer.advantages import private_contrast
+
+    advantages, public, moves, cards = [1.0, 0.4, -0.6], ["p", "p", "p"], ["bet"] * 3, ["K", "K", "J"]
+    shares = state_shares(cards)  # K met twice (1/2 each), J once (1)
+    weighted = private_contrast(advantages, public, moves, cards, 1.0, shares)
+    assert sum(w * a for w, a in zip(shares, weighted)) == pytest.approx(0.0, abs=1e-15)
+    plain = private_contrast(advantages, public, moves, cards, 1.0)
+    assert sum(w * a for w, a in zip(shares, plain)) == pytest.approx(-1.3 / 3, abs=1e-15)
+    assert private_contrast(advantages, public, moves, cards, 1.0, [1.0] * 3) == pytest.approx(plain, abs=1e-15)

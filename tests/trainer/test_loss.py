@@ -65,6 +65,14 @@ def test_normalisers():
         normaliser(mask, "mean", 1)
 
 
+def test_a_minibatch_of_fractional_weights_is_divided_by_what_it_weighs():
+    """Per-state shares (state_weighting: per_state) can leave a minibatch weighing less than one
+    token: its loss is still the weighted mean, not shrunk by a floor of 1."""
+    mask = torch.tensor([[1.0], [1.0]])
+    assert normaliser(mask, "token", 1, torch.tensor([0.25, 0.5])) == pytest.approx(0.75)
+    assert normaliser(torch.zeros(1, 2), "token", 2) == 1.0  # no reply tokens: nothing to divide
+
+
 def test_k3_kl_penalty():
     # q = ref - new = -0.1 -> k3 = e^-0.1 + 0.1 - 1 = 0.0048374; coef 0.5 adds 0.0024187 to -A
     loss, stats = _loss([[0.0]], [[0.0]], [0.0], [[1]], ref_logps=torch.tensor([[-0.1]]), kl_coef=0.5)

@@ -1,13 +1,13 @@
 """How a step's turns become the learner's samples (Trainer._samples): the state baseline and the
 private contrast are applied to the advantages the samples carry, in that order, from what each
-turn recorded (its ids, its public state)."""
+turn recorded (its ids, its public state); per-state weighting sets their weights."""
 
 from __future__ import annotations
 
 import pytest
 
 from arena.match import MatchRecord, TurnRecord
-from trainer.advantages import private_contrast, state_baseline
+from trainer.advantages import private_contrast, state_baseline, state_shares
 from trainer.config import parse_config
 from trainer.learner import decision_state
 from trainer.rewards import Episode
@@ -84,3 +84,26 @@ def test_the_seats_are_never_contrasted_with_each_other(tmp_path):
 def test_the_private_contrast_is_a_share_between_0_and_1(tmp_path):
     with pytest.raises(Exception, match="private_contrast"):
         _trainer(tmp_path, private_contrast=1.5)
+
+
+def test_per_state_weighting_gives_each_state_met_one_unit_shared_by_its_turns(tmp_path):
+    samples, _ = _trainer(tmp_path, state_weighting="per_state", state_baseline=True)._samples(_episodes(PLAYS), ADVANTAGES)
+    # K was met three times (bet, bet, check), J twice (bet, check): the same question, other moves
+    assert [s.weight for s in samples] == pytest.approx([1 / 3, 1 / 3, 1 / 2, 1 / 2, 1 / 3], abs=1e-15)
+    assert [s.weight for s in samples] == state_shares([decision_state(s) for s in samples])
+    # the weights change what the step averages, never the advantages
+    plain, _ = _trainer(tmp_path, state_baseline=True)._samples(_episodes(PLAYS), ADVANTAGES)
+    assert [s.advantage for s in samples] == [s.advantage for s in plain]
+    assert all(s.weight == 1.0 for s in plain)
+
+
+def test_per_state_weighting_and_the_private_contrast_centre_the_weighted_advantages(tmp_path):
+    samples, _ = _trainer(tmp_path, state_weighting="per_state", private_contrast=1.0)._samples(_episodes(PLAYS), ADVANTAGES)
+    # "bet" at public state p from K (twice, 1/3 each) and J (1/2): nothing left that both cards share, as the loss weighs them
+    assert sum(s.weight * s.advantage for s in samples[:3]) == pytest.approx(0.0, abs=1e-15)
+    assert sum(s.advantage for s in samples[:3]) != pytest.approx(0.0, abs=1e-3)
+
+
+def test_the_state_weighting_is_one_of_two_names(tmp_path):
+    with pytest.raises(Exception, match="state_weighting"):
+        _trainer(tmp_path, state_weighting="per_card")
