@@ -28,7 +28,9 @@ over information sets by how often the live policy meets them (exact, after the 
 learner's own train/kl is measured before its step). Ends with one JSON line; the headline `expected_gradient_ratio` is the LoRA's
 final exploitability over the base's.
 
-`--per-infoset` divides each information set's weights by its reach (pi(a|I) alone, before the
+Free logits are also run under plain gradient descent (`descent_exploitability_by_update`), which
+follows the raw gradient as the LoRA's shared parameters must. `--per-infoset` divides each
+information set's weights by its reach (pi(a|I) alone, before the
 contrast, so the contrast centres what the loss weighs): every set pulls alike, as each free logit
 does under Adam, instead of by how often it is met (algorithm.state_weighting: per_state in the
 sampled trainer). `--lora-rank`, `--lora-alpha` and `--target-modules` set the fresh LoRA's capacity.
@@ -62,6 +64,7 @@ from trainer.learner import Learner, Sample, write_initial_adapter
 from trainer.tabular_selfplay import PROBABILITY_FLOOR, Adam, decision_loss_gradient, public_states, softmax
 
 TABULAR_RATES = (0.03, 0.1, 0.3)  # around the reference learner's best rates (tabular_reference)
+DESCENT_RATES = (100.0, 300.0, 1000.0)  # plain gradient descent's: the loss's gradient per logit is ~1/infosets
 
 
 def hand_std(tree: GameTree, strategy: Strategy) -> float:
@@ -152,8 +155,10 @@ def total_variation(p, q, moves) -> float:
 
 
 def tabular_curve(tree: GameTree, base: Strategy, scale: float, updates: int, rate: float, kl_coef: float, entropy_coef: float,
-                  contrast: float, per_infoset: bool = False) -> tuple[list[float], Strategy]:
-    """The same expected signal on one free logit per (information set, move), Adam at `rate`."""
+                  contrast: float, per_infoset: bool = False, descent: bool = False) -> tuple[list[float], Strategy]:
+    """The same expected signal on one free logit per (information set, move), Adam at `rate`; with
+    `descent`, plain gradient descent, which like a shared LoRA follows the raw gradient (Adam
+    gives each logit, so each information set, the same step whatever its reach)."""
     keys = list(tree.infosets)
     moves = {k: tree.infosets[k].moves for k in keys}
     ref = {k: [math.log(max(base[k][m], PROBABILITY_FLOOR)) for m in moves[k]] for k in keys}
@@ -175,7 +180,10 @@ def tabular_curve(tree: GameTree, base: Strategy, scale: float, updates: int, ra
                 d = decision_loss_gradient(logits[k], action, advantage, ref[k][action], kl_coef, entropy_coef)
                 g = [gj + weight * dj / total for gj, dj in zip(g, d)]
             grads += g
-        adam.step(flat, grads)
+        if descent:
+            flat[:] = [z - rate * g for z, g in zip(flat, grads)]
+        else:
+            adam.step(flat, grads)
         i = 0
         for k in keys:
             logits[k] = flat[i : i + len(moves[k])]
@@ -294,6 +302,10 @@ def main() -> None:
         tabular[rate] = (values, *card_blindness(tree, final, base))
         print(f"free logits at {rate}: exploitability " + ", ".join(f"{x:.4f}" for x in values)
               + f"; card spread {tabular[rate][1]:.4f}, shared drift {tabular[rate][2]:.4f}", flush=True)
+    descent = {rate: tabular_curve(tree, base, scale, args.updates, rate, settings.kl_coef, settings.entropy_coef, args.private_contrast,
+                                   args.per_infoset, descent=True)[0] for rate in DESCENT_RATES}
+    for rate, values in descent.items():
+        print(f"free logits, gradient descent at {rate:g}: exploitability " + ", ".join(f"{x:.4f}" for x in values), flush=True)
     best_rate = min(TABULAR_RATES, key=lambda r: tabular[r][0][-1])
     print(json.dumps({
         "game": args.game, "updates": args.updates, "learning_rate": args.learning_rate, "private_contrast": args.private_contrast, "per_infoset": args.per_infoset, "prompt": args.prompt, "choice_temperature": args.temperature,
@@ -310,6 +322,7 @@ def main() -> None:
         "tabular_best_rate": best_rate,
         "tabular_ratio": round(tabular[best_rate][0][-1] / base_exploitability, 4),
         "tabular_card_spread": round(tabular[best_rate][1], 4), "tabular_shared_drift": round(tabular[best_rate][2], 4),
+        "descent_exploitability_by_update": {f"{r:g}": [round(x, 4) for x in values] for r, values in descent.items()},
     }))
 
 

@@ -49,6 +49,23 @@ def test_full_contrast_leaves_nothing_the_cards_share(kuhn_tree) -> None:
             assert centred[a][j][0] - centred[b][j][0] == pytest.approx(plain[a][j][0] - plain[b][j][0], abs=1e-12)
 
 
+def test_per_infoset_weights_each_set_alike_and_the_contrast_centres_them(kuhn_tree) -> None:
+    strategy = random_strategy(kuhn_tree, 3)
+    plain = expected_signal(kuhn_tree, strategy, scale=1.0)
+    alike = expected_signal(kuhn_tree, strategy, scale=1.0, per_infoset=True)
+    for key, info in kuhn_tree.infosets.items():
+        # pi(a|I) alone: every information set weighs 1, however often it is met
+        assert [w for _, w in alike[key]] == pytest.approx([strategy[key][m] for m in info.moves], abs=1e-12)
+        assert [a for a, _ in alike[key]] == [a for a, _ in plain[key]]
+    centred = expected_signal(kuhn_tree, strategy, scale=1.0, contrast=1.0, per_infoset=True)
+    groups: dict = {}
+    for key, public in public_states(kuhn_tree).items():
+        groups.setdefault(public, []).append(key)
+    for keys in groups.values():
+        for j in range(len(kuhn_tree.infosets[keys[0]].moves)):  # centred as the loss weighs them
+            assert sum(centred[k][j][0] * centred[k][j][1] for k in keys) == pytest.approx(0.0, abs=1e-12)
+
+
 def test_card_blindness_measures(kuhn_tree) -> None:
     uniform = uniform_strategy(kuhn_tree)
     assert card_blindness(kuhn_tree, uniform, uniform) == (0.0, 0.0)
@@ -87,3 +104,6 @@ def test_free_logits_on_the_expected_signal_lower_exploitability(kuhn_tree) -> N
     curve, final = tabular_curve(kuhn_tree, start, hand_std(kuhn_tree, start), 6, 0.3, 0.1, 0.02, 0.0)
     assert curve[-1] < 0.8 * before
     assert math.isfinite(card_blindness(kuhn_tree, final, start)[0])
+    # plain gradient descent on the same signal, at a step the size of the gradient's scale
+    descent, _ = tabular_curve(kuhn_tree, start, hand_std(kuhn_tree, start), 6, 30.0, 0.1, 0.02, 0.0, descent=True)
+    assert descent[-1] < 0.8 * before and descent != curve
