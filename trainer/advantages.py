@@ -52,7 +52,11 @@ state. With per_state the turns met at one decision state in a step share one un
     w_i = 1 / #{j : s_j = s_i},
 so every state met pulls alike however rarely, as one free logit per state under Adam does (the
 tabular reference learner). It changes what the step averages; the private contrast then takes its
-mean with these weights, so its centring holds for the loss. Off by default.
+mean with these weights, so its centring holds for the loss, and it centres a move met at a public
+state from one private state only too: by visits such decisions are a few percent of a step's
+weight (3.9% in a simulated Leduc step of 256 hands), but weighed alike they are 29% (19% met once,
+so neither baseline touches them), and their uncentred advantages alone would carry what every card
+shares into the one LoRA, the card-blind direction the contrast exists to hold back. Off by default.
 On the exact, noiseless signal (bench/experiments/expected_gradient.py --per-infoset) the LoRA's
 exploitability after 8 updates goes from 0.831 to 0.646 of the base's in Kuhn, and in Leduc falls
 steadily for the first time (0.945 after 10, against 0.988 by reach; docs/experiments/leduc-selfplay.md).
@@ -158,19 +162,21 @@ def state_baseline(advantages: Sequence[float], states: Sequence[Hashable | None
 
 
 def private_contrast(advantages: Sequence[float], public_states: Sequence[Hashable | None], moves: Sequence[Hashable],
-                     private_states: Sequence[Hashable], strength: float, weights: Sequence[float] | None = None) -> list[float]:
+                     private_states: Sequence[Hashable], strength: float, weights: Sequence[float] | None = None,
+                     uncompared: bool = False) -> list[float]:
     """Each advantage minus `strength` times the mean advantage of the same move at the same public
-    state (module doc), where that move was made there from at least two private states; a decision
-    without a public state is unchanged. With `weights` (the loss's sample weights, e.g.
-    `state_shares`) the mean is weighted by them, so at strength 1 the weighted advantages sum to
-    zero, as the loss sees them."""
+    state (module doc), where that move was made there from at least two private states, or from
+    any number with `uncompared` (then a move met from one private state loses its own mean); a
+    decision without a public state is unchanged. With `weights` (the loss's sample weights, e.g.
+    `state_shares`) the mean is weighted by them, so at strength 1 the weighted advantages of each
+    centred group sum to zero, as the loss sees them."""
     members: dict[tuple[Hashable, Hashable], list[int]] = defaultdict(list)
     for i, (public, move) in enumerate(zip(public_states, moves)):
         if public is not None:
             members[(public, move)].append(i)
     out = list(advantages)
     for idx in members.values():
-        if len({private_states[i] for i in idx}) < 2:
+        if not uncompared and len({private_states[i] for i in idx}) < 2:
             continue
         w = [1.0] * len(idx) if weights is None else [weights[i] for i in idx]
         shift = strength * sum(wi * advantages[i] for wi, i in zip(w, idx)) / sum(w)

@@ -360,7 +360,8 @@ class Trainer:
         if algorithm.state_baseline:
             advantages = state_baseline(advantages, states)
         if algorithm.private_contrast:  # the move the game got, so two wordings of one text move are one move
-            advantages = private_contrast(advantages, public_states, moves, states, algorithm.private_contrast, shares)
+            advantages = private_contrast(advantages, public_states, moves, states, algorithm.private_contrast, shares,
+                                          uncompared=per_state)
         for i, (sample, advantage) in enumerate(zip(samples, advantages)):
             sample.advantage = advantage
             if shares is not None:

@@ -134,6 +134,20 @@ def test_one_move_from_one_card_only_keeps_its_signal():
     assert private_contrast([0.8, 0.2], ["p", "p"], ["bet", "bet"], ["K", "K"], 1.0) == [0.8, 0.2]
 
 
+def test_an_uncompared_move_loses_its_own_mean_when_asked():
+    """With `uncompared` (per-state weighting) a move met at a public state from one private state is
+    centred on its own mean: at strength 1 every (public state, move) sums to zero, at 0.5 half goes."""
+    from trainer.advantages import private_contrast
+
+    advantages, public, moves, cards = [0.8, 0.2, 0.5, 1.0], ["p", "p", "p", None], ["bet", "bet", "check", "bet"], ["K", "K", "Q", "J"]
+    assert private_contrast(advantages, public, moves, cards, 1.0, uncompared=True) == pytest.approx([0.3, -0.3, 0.0, 1.0], abs=1e-15)
+    assert private_contrast(advantages, public, moves, cards, 0.5, uncompared=True) == pytest.approx([0.55, -0.05, 0.25, 1.0], abs=1e-15)
+    weights = [0.25, 0.75, 1.0, 1.0]
+    out = private_contrast(advantages, public, moves, cards, 1.0, weights, uncompared=True)
+    assert sum(w * a for w, a in zip(weights[:2], out[:2])) == pytest.approx(0.0, abs=1e-15)
+    assert private_contrast(advantages, public, moves, cards, 1.0) == advantages  # without it: nothing to compare, unchanged
+
+
 def test_state_shares_give_every_state_met_one_unit_of_weight():
     shares = state_shares(["a", "b", "a", "a", "c", "b"])
     assert shares == pytest.approx([1 / 3, 1 / 2, 1 / 3, 1 / 3, 1.0, 1 / 2], abs=1e-15)

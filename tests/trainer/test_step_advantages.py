@@ -102,6 +102,12 @@ def test_per_state_weighting_and_the_private_contrast_centre_the_weighted_advant
     # "bet" at public state p from K (twice, 1/3 each) and J (1/2): nothing left that both cards share, as the loss weighs them
     assert sum(s.weight * s.advantage for s in samples[:3]) == pytest.approx(0.0, abs=1e-15)
     assert sum(s.advantage for s in samples[:3]) != pytest.approx(0.0, abs=1e-3)
+    # "check" at p from J only loses its own mean too (weighed alike it would carry what the cards
+    # share alone); the turn without a public state keeps its advantage
+    assert samples[3].advantage == pytest.approx(0.0, abs=1e-15) and samples[4].advantage == ADVANTAGES[KEPT[4]]
+    # by visits the same uncompared turn keeps its signal, as the contrast always did
+    by_visits, _ = _trainer(tmp_path, private_contrast=1.0)._samples(_episodes(PLAYS), ADVANTAGES)
+    assert by_visits[3].advantage == ADVANTAGES[KEPT[3]]
 
 
 def test_the_state_weighting_is_one_of_two_names(tmp_path):
