@@ -54,7 +54,7 @@ so every state met pulls alike however rarely, as one free logit per state under
 tabular reference learner). It changes what the step averages; the private contrast then takes its
 mean with these weights, so its centring holds for the loss, and it centres a move met at a public
 state from one private state only too: by visits such decisions are a few percent of a step's
-weight (3.9% in a simulated Leduc step of 256 hands), but weighed alike they are 29% (19% met once,
+weight (3.9% of a Leduc step of 256 hands, bench/experiments/contrast_coverage.py), but weighed alike they are 29% (19% met once,
 so neither baseline touches them), and their uncentred advantages alone would carry what every card
 shares into the one LoRA, the card-blind direction the contrast exists to hold back. Off by default.
 On the exact, noiseless signal (bench/experiments/expected_gradient.py --per-infoset) the LoRA's
