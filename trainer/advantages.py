@@ -54,9 +54,10 @@ so every state met pulls alike however rarely, as one free logit per state under
 tabular reference learner). It changes what the step averages; the private contrast then takes its
 mean with these weights, so its centring holds for the loss, and it centres a move met at a public
 state from one private state only too: by visits such decisions are a few percent of a step's
-weight (3.9% of a Leduc step of 256 hands, bench/experiments/contrast_coverage.py), but weighed alike they are 29% (19% met once,
-so neither baseline touches them), and their uncentred advantages alone would carry what every card
-shares into the one LoRA, the card-blind direction the contrast exists to hold back. Off by default.
+weight (3.9% of a Leduc step of 256 hands, bench/experiments/contrast_coverage.py), but weighed
+alike they are 29% (19% met once, so neither baseline touches them), and their uncentred
+advantages alone would carry what every card shares into the one LoRA, the card-blind direction
+the contrast exists to hold back. Off by default.
 On the exact, noiseless signal (bench/experiments/expected_gradient.py --per-infoset) the LoRA's
 exploitability after 8 updates goes from 0.831 to 0.646 of the base's in Kuhn, and in Leduc falls
 steadily for the first time (0.945 after 10, against 0.988 by reach; docs/experiments/leduc-selfplay.md).
