@@ -142,7 +142,7 @@ def tabular_selfplay(tree: GameTree, start: Strategy, settings: SelfPlaySettings
         batch: list[tuple[list[tuple[InfoKey, int]], float]] = []
         for _ in range(settings.deals_per_step):
             root = rng.choices(roots, chances)[0]
-            hands = [_play(root, logits, moves, rng) for _ in range(settings.hands_per_deal)]
+            hands = [play_hand(root, logits, moves, rng) for _ in range(settings.hands_per_deal)]
             for seat in (0, 1):
                 advantages = _group_advantages([utilities[seat] for _, utilities in hands])
                 for (path, _), advantage in zip(hands, advantages):
@@ -170,7 +170,7 @@ def public_states(tree: GameTree) -> dict[InfoKey, tuple[int, str]]:
     return {k: (k[0], public_text(k[1], info.request.private)) for k, info in tree.infosets.items()}
 
 
-def _play(node: Node, logits: Callable[[InfoKey], list[float]], moves: Mapping[InfoKey, list[str]], rng: random.Random) -> tuple[list[tuple[InfoKey, int]], tuple[float, float]]:
+def play_hand(node: Node, logits: Callable[[InfoKey], list[float]], moves: Mapping[InfoKey, list[str]], rng: random.Random) -> tuple[list[tuple[InfoKey, int]], tuple[float, float]]:
     """One hand from a deal's root: the (information set, move index) path and the utilities."""
     path: list[tuple[InfoKey, int]] = []
     while node.key is not None:

@@ -20,40 +20,33 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import random
 import statistics
 from collections import Counter, defaultdict
 
 from bench.head_to_head import GAME_OPTIONS, choice_policy
 from bench.strategy import GROUPS
-from evaluation.exploitability import GameTree, InfoKey, Node, Strategy, build_tree, policy_strategy, uniform_strategy
+from evaluation.exploitability import GameTree, InfoKey, Strategy, build_tree, policy_strategy, uniform_strategy
 from games.registry import make_game
 from trainer.advantages import state_shares
-from trainer.tabular_selfplay import public_states
+from trainer.tabular_selfplay import PROBABILITY_FLOOR, play_hand, public_states
 
 FIGURES = ("decisions", "information_sets", "uncompared_share_by_visits", "uncompared_share_per_state", "uncompared_met_once_share_per_state")
 
 
-def _hand(node: Node, strategy: Strategy, rng: random.Random) -> list[tuple[InfoKey, str]]:
-    """One hand from a deal's root: the (information set, move) of each decision."""
-    path = []
-    while node.key is not None:
-        probs = strategy[node.key]
-        moves = list(probs)
-        move = rng.choices(moves, [probs[m] for m in moves])[0]
-        path.append((node.key, move))
-        node = node.children[move]
-    return path
-
-
 def draw_step(tree: GameTree, strategy: Strategy, groups: int, group_size: int, rng: random.Random) -> list[tuple[InfoKey, str]]:
-    """A step's decisions: `groups` deals drawn by chance, each played `group_size` times."""
+    """A step's decisions: `groups` deals drawn by chance, each played `group_size` times (the
+    reference learner's own hand sampler, on the strategy's log-probabilities)."""
+    moves = {k: info.moves for k, info in tree.infosets.items()}
+    logits = {k: [math.log(max(strategy[k][m], PROBABILITY_FLOOR)) for m in moves[k]] for k in moves}
     chances = [chance for chance, _ in tree.deals]
     decisions = []
     for _ in range(groups):
         root = rng.choices(tree.deals, chances)[0][1]
         for _ in range(group_size):
-            decisions.extend(_hand(root, strategy, rng))
+            path, _ = play_hand(root, logits.__getitem__, moves, rng)
+            decisions.extend((key, moves[key][index]) for key, index in path)
     return decisions
 
 

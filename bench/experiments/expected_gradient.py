@@ -164,7 +164,7 @@ def tabular_curve(tree: GameTree, base: Strategy, scale: float, updates: int, ra
     ref = {k: [math.log(max(base[k][m], PROBABILITY_FLOOR)) for m in moves[k]] for k in keys}
     logits = {k: list(ref[k]) for k in keys}
     flat = [z for k in keys for z in logits[k]]
-    adam = Adam(len(flat), rate)
+    adam = None if descent else Adam(len(flat), rate)
 
     def strategy() -> dict[InfoKey, dict[str, float]]:
         return {k: dict(zip(moves[k], softmax(logits[k]))) for k in keys}
