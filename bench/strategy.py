@@ -11,11 +11,14 @@ strategy is left to learn), rewarded by its outcome score. The update is the pol
 that draw (trainer.learner, choice samples), with a KL penalty to the base (the "magnet" of
 magnetic mirror descent) and a bonus on the draw's entropy, and a learning rate that falls on a
 cosine to a tenth of itself by the last step, so the last iterate settles instead of circling the
-equilibrium. The policies evaluated draw at the training temperature unless --temperature says
-otherwise: that is the policy self-play optimises, and its checkpoints' spec.
+equilibrium. Leduc trains with its own recipe: the card restated as the prompt's last line, each
+move's advantage contrasted across the private cards, every information set alike, no entropy bonus
+(PROMPT, PRIVATE_CONTRAST, STATE_WEIGHTING below; each can be set back). The policies evaluated
+draw at the training temperature unless --temperature says otherwise: that is the policy self-play
+optimises, and its checkpoints' spec.
 
 The budget is a number of steps (--steps), the same on every seed and machine; each game's default
-is what fits in 45 minutes on the reference machine (2 cores, quiet), and --minutes can cap the
+fits in 45 minutes on the reference machine (2 cores, quiet), and --minutes can cap the
 wall time on top. The figure is the final policy's, never a checkpoint picked by its own score.
 
 Poker (Kuhn; Leduc Hold'em): the live adapter's exact exploitability (evaluation.exploitability:
@@ -69,7 +72,9 @@ SHORT_NAME = {"kuhn_poker": "kuhn", "leduc_holdem": "leduc", "tictactoe": "ttt"}
 TRAIN_TEMPERATURE = {"kuhn_poker": 5.0, "leduc_holdem": 5.0, "tictactoe": 1.0}
 # Steps that fit in 45 minutes on 2 quiet cores with the defaults below (docs/benchmarks.md).
 # Leduc: a step is ~1,100 decisions, ~320 distinct after merging; it took 380-500 s beside another
-# bench (2026-11-26), so 20 steps were 2 hours: 8 is the estimate for 45 quiet minutes.
+# bench (2026-11-26), so 20 steps were 2 hours: 8 was the estimate for 45 quiet minutes. Quiet, with
+# its recipe below, 8 steps take 21-23 minutes; 16 (the cosine stretched over them) were no better
+# at step 10 (average of iterates 1.733 against 1.671 after 8), so the budget stays 8 steps.
 STEPS = {"kuhn_poker": 60, "leduc_holdem": 8, "tictactoe": 20}
 # Exact exploitability of the live adapter every N steps: Kuhn's 12 information sets cost seconds,
 # Leduc's 288 about a minute.
@@ -102,8 +107,19 @@ STATE_BASELINE = {"kuhn_poker": True, "leduc_holdem": True, "tictactoe": True}
 # Measured together (2026-11-26, docs/experiments/tictactoe-choice-selfplay.md): the collapse came
 # at step 6 instead of 3 and was undone without the bonus; draw-or-win 0.115 against 0.100 before,
 # within the noise. Neither is the missing piece; both stay, as the run that is quoted.
-ENTROPY_COEF = {"kuhn_poker": 0.02, "leduc_holdem": 0.02, "tictactoe": 0.0}
+ENTROPY_COEF = {"kuhn_poker": 0.02, "leduc_holdem": 0.0, "tictactoe": 0.0}
 LR_WARMUP_STEPS = {"kuhn_poker": 0, "leduc_holdem": 0, "tictactoe": 4}
+# Leduc's recipe (docs/experiments/leduc-selfplay.md): the card restated as the turn's last line
+# (--prompt private-last: a better base, 1.697 against 1.847, and gradients that tell the cards apart),
+# each move's advantage centred across the private cards of its public state (--private-contrast 1),
+# and every information set met in a step weighed alike (--state-weighting per_state: one LoRA shared
+# by all sets otherwise follows the common first-round ones). Without an entropy bonus: the contrast
+# holds the draw's entropy. 8 steps of 256 hands ended at a ratio of 0.985 with it at lr 1e-3 and
+# at 3e-3, at 1.212 by visits with the default prompt and the bonus (2026-11-26..29). Kuhn keeps what
+# its three seeds were measured with.
+PROMPT = {"kuhn_poker": "default", "leduc_holdem": "private-last", "tictactoe": "default"}
+PRIVATE_CONTRAST = {"kuhn_poker": 0.0, "leduc_holdem": 1.0, "tictactoe": 0.0}
+STATE_WEIGHTING = {"kuhn_poker": "visits", "leduc_holdem": "per_state", "tictactoe": "visits"}
 # Decisions per learner forward. A choice row is the prompt and every legal move, and its attention
 # is materialised (the 4D mask): 64 Tic-Tac-Toe rows of ~300 tokens kept 18 GB for the backward and
 # were killed for memory on a 24 GB machine; Kuhn's 64 rows are a dozen distinct questions.
@@ -219,7 +235,8 @@ def defaults(game: str, **overrides: object) -> argparse.Namespace:
         "train_temperature": TRAIN_TEMPERATURE[game], "groups": GROUPS[game], "group_size": 4, "micro_batch": MICRO_BATCH[game],
         "learning_rate": 1e-3, "lr_schedule": "cosine", "lr_final_fraction": 0.1, "lr_warmup_steps": LR_WARMUP_STEPS[game],
         "kl_coef": 0.1, "kl_target": KL_TARGET[game], "max_update_kl": None, "entropy_coef": ENTROPY_COEF[game], "average_from": 0.5, "state_baseline": STATE_BASELINE[game],
-        "private_contrast": 0.0, "state_weighting": "visits", "prompt": "default", "lagged": LAGGED[game], "branch": 0.0,
+        "private_contrast": PRIVATE_CONTRAST[game], "state_weighting": STATE_WEIGHTING[game], "prompt": PROMPT[game],
+        "lagged": LAGGED[game], "branch": 0.0,
     }
     values.update(overrides)
     return argparse.Namespace(**values)
@@ -509,20 +526,21 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
                         help="bound each optimizer step's KL from the policy that played the step (halved until within; default: none)")
     parser.add_argument("--lr-warmup-steps", type=int, default=None, help="steps of linear learning-rate warm-up (default: 4 in Tic-Tac-Toe, else 0)")
     parser.add_argument("--entropy-coef", type=float, default=None,
-                        help="bonus on the entropy of each draw among the legal moves (0: none; default 0.02 in poker, 0 in Tic-Tac-Toe)")
+                        help="bonus on the entropy of each draw among the legal moves (0: none; default 0.02 in Kuhn, else 0)")
     parser.add_argument("--average-from", type=float, default=0.5,
                         help="the policy reported is the average of the iterates from this fraction of the run on (0: the last iterate)")
     parser.add_argument("--state-baseline", action=argparse.BooleanOptionalAction, default=None,
                         help="centre each decision's advantage on the other visits to its state (default: on)")
-    parser.add_argument("--private-contrast", type=float, default=0.0,
+    parser.add_argument("--private-contrast", type=float, default=None,
                         help="poker: centre each move's advantage on the same move from the other private cards of its public "
-                             "state by this share, 0-1 (algorithm.private_contrast; default 0: off)")
-    parser.add_argument("--state-weighting", choices=["visits", "per_state"], default="visits",
+                             "state by this share, 0-1 (algorithm.private_contrast; default 1 in Leduc, else 0: off)")
+    parser.add_argument("--state-weighting", choices=["visits", "per_state"], default=None,
                         help="how much each information set weighs in a step: as often as it was met (visits, the policy gradient) "
-                             "or alike (per_state: its turns share one unit; algorithm.state_weighting; default visits)")
-    parser.add_argument("--prompt", default="default",
+                             "or alike (per_state: its turns share one unit; algorithm.state_weighting; default per_state in Leduc, "
+                             "else visits)")
+    parser.add_argument("--prompt", default=None,
                         help="the prompt variant the learner is trained, evaluated and compared with (rollout.prompt, the harness's prompt=); "
-                             "private-last restates the seat's card as the turn's last line (default: default)")
+                             "private-last restates the seat's card as the turn's last line (default: private-last in Leduc, else default)")
     parser.add_argument("--curve-every", type=int, default=None, help="poker: exact exploitability every N steps (0: only at the end)")
     parser.add_argument("--lagged", type=float, default=None,
                         help="share of groups played against an earlier checkpoint of the run (PFSP), the rest self-play; default 0.5 in Tic-Tac-Toe, else 0")
@@ -552,6 +570,9 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     args.average_from = args.average_from or None
     args.state_baseline = STATE_BASELINE[game] if args.state_baseline is None else args.state_baseline
     args.entropy_coef = ENTROPY_COEF[game] if args.entropy_coef is None else args.entropy_coef
+    args.private_contrast = PRIVATE_CONTRAST[game] if args.private_contrast is None else args.private_contrast
+    args.state_weighting = STATE_WEIGHTING[game] if args.state_weighting is None else args.state_weighting
+    args.prompt = PROMPT[game] if args.prompt is None else args.prompt
     args.lr_warmup_steps = LR_WARMUP_STEPS[game] if args.lr_warmup_steps is None else args.lr_warmup_steps
     args.lagged = LAGGED[game] if args.lagged is None else args.lagged
     args.kl_target = KL_TARGET[game] if args.kl_target is None else (args.kl_target or None)

@@ -62,9 +62,30 @@ def test_the_prompt_variant_reaches_training_and_every_policy_the_bench_scores(c
 def test_the_state_weighting_reaches_the_trainer(capsys):
     from bench.strategy import build_config
 
-    assert build_config(parse_arguments(["--game", "leduc_holdem"]))["algorithm"]["state_weighting"] == "visits"
-    args = parse_arguments(["--game", "leduc_holdem", "--state-weighting", "per_state"])
+    assert build_config(parse_arguments([]))["algorithm"]["state_weighting"] == "visits"
+    args = parse_arguments(["--state-weighting", "per_state"])
     assert build_config(args)["algorithm"]["state_weighting"] == "per_state"
     with pytest.raises(SystemExit):
         parse_arguments(["--state-weighting", "per_card"])
     assert "--state-weighting: invalid choice: 'per_card'" in capsys.readouterr().err
+
+
+def test_leducs_recipe_is_its_default_and_each_part_can_be_turned_off():
+    """Leduc trains with the card restated last, the private contrast and every information set
+    alike, without the entropy bonus; Kuhn and Tic-Tac-Toe keep what their figures were measured with."""
+    from bench.strategy import build_config, defaults
+
+    leduc = parse_arguments(["--game", "leduc_holdem"])
+    assert (leduc.prompt, leduc.private_contrast, leduc.state_weighting, leduc.entropy_coef) == ("private-last", 1.0, "per_state", 0.0)
+    config = build_config(leduc)
+    assert config["rollout"]["prompt"] == "private-last"
+    assert (config["algorithm"]["private_contrast"], config["algorithm"]["state_weighting"], config["algorithm"]["entropy_coef"]) == (1.0, "per_state", 0.0)
+    for game in ("kuhn_poker", "tictactoe"):
+        other = parse_arguments(["--game", game])
+        assert (other.prompt, other.private_contrast, other.state_weighting) == ("default", 0.0, "visits")
+    assert parse_arguments([]).entropy_coef == 0.02
+    plain = parse_arguments(["--game", "leduc_holdem", "--prompt", "default", "--private-contrast", "0", "--state-weighting", "visits",
+                             "--entropy-coef", "0.02"])
+    assert (plain.prompt, plain.private_contrast, plain.state_weighting, plain.entropy_coef) == ("default", 0.0, "visits", 0.02)
+    for game in ("kuhn_poker", "leduc_holdem", "tictactoe"):  # the other benches' settings are this command line's
+        assert build_config(defaults(game)) == build_config(parse_arguments(["--game", game]))

@@ -69,12 +69,14 @@ def test_example_configs_load():
     assert kuhn.algorithm.merge_duplicates and not load_config("examples/train-tictactoe-cpu.yaml").algorithm.merge_duplicates
 
 
-def test_the_kuhn_example_is_the_strategy_benchs_configuration():
-    """The example says it is what bench.strategy runs for Kuhn; the figures quoted for one hold for the other."""
+@pytest.mark.parametrize("game, path", [("kuhn_poker", "examples/train-kuhn-choice-cpu.yaml"),
+                                        ("leduc_holdem", "examples/train-leduc-choice-cpu.yaml")])
+def test_a_poker_example_is_the_strategy_benchs_configuration(game, path):
+    """Each example says it is what bench.strategy runs for its game; the figures quoted for one hold for the other."""
     from bench.strategy import build_config, defaults
 
-    example = load_config("examples/train-kuhn-choice-cpu.yaml")
-    bench = parse_config(build_config(defaults("kuhn_poker")), "bench")
+    example = load_config(path)
+    bench = parse_config(build_config(defaults(game)), "bench")
     assert example.steps == bench.steps and example.games == bench.games and example.opponents == bench.opponents
     assert example.rollout == bench.rollout and example.rewards == bench.rewards and example.lora == bench.lora
     assert example.algorithm == bench.algorithm
