@@ -115,8 +115,8 @@ LR_WARMUP_STEPS = {"kuhn_poker": 0, "leduc_holdem": 0, "tictactoe": 4}
 # and every information set met in a step weighed alike (--state-weighting per_state: one LoRA shared
 # by all sets otherwise follows the common first-round ones). Without an entropy bonus: the contrast
 # holds the draw's entropy. 8 steps of 256 hands ended at a ratio of 0.985 with it at lr 1e-3 and
-# at 3e-3, at 1.212 by visits with the default prompt and the bonus (2026-11-26..29). Kuhn keeps what
-# its three seeds were measured with.
+# at 3e-3 (512 hands a step: 0.977), at 1.212 by visits with the default prompt and the bonus
+# (2026-11-26..29). Kuhn keeps what its three seeds were measured with.
 PROMPT = {"kuhn_poker": "default", "leduc_holdem": "private-last", "tictactoe": "default"}
 PRIVATE_CONTRAST = {"kuhn_poker": 0.0, "leduc_holdem": 1.0, "tictactoe": 0.0}
 STATE_WEIGHTING = {"kuhn_poker": "visits", "leduc_holdem": "per_state", "tictactoe": "visits"}
