@@ -71,7 +71,7 @@ SHORT_NAME = {"kuhn_poker": "kuhn", "leduc_holdem": "leduc", "tictactoe": "ttt"}
 # from; at 5 it deviates about a quarter of the time. In Tic-Tac-Toe its draws are spread at 1.
 TRAIN_TEMPERATURE = {"kuhn_poker": 5.0, "leduc_holdem": 5.0, "tictactoe": 1.0}
 # Steps that fit in 45 minutes on 2 quiet cores with the defaults below (docs/benchmarks.md).
-# Leduc: a step is ~1,100 decisions, ~320 distinct after merging; it took 380-500 s beside another
+# Leduc: a step is ~1,050 decisions, 66-250 distinct after merging; it took 380-500 s beside another
 # bench (2026-11-26), so 20 steps were 2 hours: 8 was the estimate for 45 quiet minutes. Quiet, with
 # its recipe below, 8 steps take 21-23 minutes; 16 (the cosine stretched over them) were no better
 # at step 10 (average of iterates 1.733 against 1.671 after 8), so the budget stays 8 steps.
@@ -145,7 +145,7 @@ MICRO_BATCH_MEMORY_GB = {"kuhn_poker": None, "leduc_holdem": 12.0, "tictactoe": 
 LAGGED = {"kuhn_poker": 0.0, "leduc_holdem": 0.0, "tictactoe": 0.5}
 KL_TARGET = {"kuhn_poker": None, "leduc_holdem": None, "tictactoe": 0.25}
 LAGGED_CHECKPOINT_EVERY = 2  # with --lagged: a checkpoint every 2 steps joins the opponents
-WHOLE_STEP = 4096  # samples per optimizer step: more than any step here merges to (Kuhn <= 48, Leduc ~200 of 1,050 turns)
+WHOLE_STEP = 4096  # samples per optimizer step: more than any step here merges to (Kuhn <= 48 rows, Leduc <= 412)
 STEP_GROWTH = 1.5  # with --minutes: a step starts only if 1.5x the longest of the last three still fits
 
 
@@ -189,7 +189,7 @@ def build_config(args: argparse.Namespace) -> dict:
             "epochs": 1,  # on 2 cores fresh hands beat a second pass over old ones
             # one optimizer step per step: the state baseline and the private contrast centre the
             # advantages over the whole step, and an Adam step on a random part of its rows would
-            # carry what the cards share uncancelled (a 512-hand Leduc step merges to ~300 rows)
+            # carry what the cards share uncancelled (a 512-hand Leduc step merges to 183-412 rows)
             "minibatch_size": WHOLE_STEP,
             # decisions per forward: a seat's rules (its system prompt) run once per micro-batch
             # (trainer.learner.micro_batches), so fewer, fuller micro-batches cost less
