@@ -11,8 +11,8 @@ GROUPS deals per step: the shipped SmolLM2 + a fresh LoRA, hf engine), then, on 
   KL term with its memo emptied, as at a run's first step, `epochs` passes of clipped steps, AdamW);
 - `recompute`: the same update with `reuse_sampler_logps: false` (every turn run again for its
   behaviour log-probs, as before issue 29);
-- `bare`: plain torch on the same micro-batches (cut within the default memory cap where the
-  learner's are not capped: its attention is width squared): one row per sample holding exactly the tokens
+- `bare`: plain torch on the same micro-batches (cut further within the config's default memory
+  cap where the learner's cap is larger or lifted: its attention is width squared): one row per sample holding exactly the tokens
   the learner runs for it (prompt + reply; for a choice turn prompt + every legal move one after
   another), left padded, one forward and one backward of the summed log-probs of those reply
   tokens through the same LoRA, `epochs` times; a plain causal mask, no cache, no prefix sharing,
@@ -56,6 +56,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from bench.strategy import SHORT_NAME, build_config, defaults
 from trainer.config import AlgorithmSettings, parse_config
 from trainer.learner import Learner, Sample, micro_batches
+from trainer.micro_batch_memory import RowMemory
 from trainer.run import Trainer
 
 
@@ -110,6 +111,19 @@ def bare_logp_sum(model: Any, pad: int, rows: list[tuple[list[int], int]]) -> to
     logits = model(input_ids=ids, attention_mask=attention, logits_to_keep=keep).logits[:, :-1].float()
     logps = logits.log_softmax(-1).gather(2, ids[:, -keep + 1:].unsqueeze(2)).squeeze(2)
     return (logps * scored[:, -keep + 1:]).sum()
+
+
+def bare_micro_batches(samples: list[Sample], size: int, row_memory: RowMemory, learner_cap_gb: float | None,
+                       *, by_prefix: bool) -> list[list[Sample]]:
+    """The bare reference's forwards: the learner's cut, within the config's default memory cap
+    whatever the learner's. Bare torch runs every row whole under a plain causal mask (width
+    squared, no shared prefix), so rows the learner fits under a larger cap do not fit it:
+    uncapped, bare Kuhn peaked near 18 GB on 64 hands, and under bench.strategy's 12 GB Leduc cap
+    (17 rows of ~660 tokens) bare Leduc passed 18 GB and was killed at 24 (2026-11-29), where the
+    learner stays under 9. Where the learner's cap is at or under the default the cut is the
+    learner's own; above it, more and smaller forwards of the same rows (little padding changes)."""
+    budget = DEFAULT_MEMORY_GB if learner_cap_gb is None else min(learner_cap_gb, DEFAULT_MEMORY_GB)
+    return micro_batches(samples, size, lambda width: row_memory.rows_fitting(width, budget), by_prefix=by_prefix)
 
 
 def synchronize(device: torch.device) -> None:
@@ -240,12 +254,8 @@ def measure(game: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
     settings = learner.settings
     merged = learner.rows_of(samples)
     chunks = micro_batches(merged, settings.micro_batch_size, learner.rows_fitting, by_prefix=learner.share_prefix)  # the learner's own cut
-    # bare torch runs every row whole under a plain causal mask (width squared, no shared prefix):
-    # uncapped, this bench peaked near 18 GB on Kuhn's 64 hands and was killed at 24 GB on Leduc's
-    # where the learner alone stays at 4-10 GB, so its cut keeps the default cap where the learner
-    # has none (more, smaller forwards of the same rows: little padding, little else changes)
-    bare_chunks = chunks if settings.micro_batch_memory_gb is not None else micro_batches(
-        merged, settings.micro_batch_size, lambda width: learner.row_memory.rows_fitting(width, DEFAULT_MEMORY_GB), by_prefix=learner.share_prefix)
+    bare_chunks = bare_micro_batches(merged, settings.micro_batch_size, learner.row_memory, settings.micro_batch_memory_gb,
+                                     by_prefix=learner.share_prefix)
     tokens = sum(scored_tokens(s) for s in merged) * settings.epochs
     times: dict[str, list[float]] = {"learner": [], "recompute": [], "bare": []}
     for _ in range(args.repeats):  # interleaved, so a busier moment hurts all three alike

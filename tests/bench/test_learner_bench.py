@@ -6,9 +6,11 @@ import argparse
 import pytest
 import torch
 
-from bench.learner import CONFIG_CAP, arguments, bare_logp_sum, bare_rows, memory_cap, scored_tokens
+from bench.learner import (CONFIG_CAP, DEFAULT_MEMORY_GB, arguments, bare_logp_sum, bare_micro_batches, bare_rows,
+                           memory_cap, scored_tokens)
 from tests.trainer.lora_learner import learner_with_active_lora
-from trainer.learner import Sample
+from trainer.learner import Sample, micro_batches, row_tokens
+from trainer.micro_batch_memory import RowMemory
 
 pytestmark = pytest.mark.slow
 
@@ -80,3 +82,23 @@ def test_the_memory_cap_option_takes_gigabytes_or_none_and_refuses_the_rest():
     for bad, reason in (("0", "above 0"), ("-1", "above 0"), ("lots", "number of GB"), ("nan", "above 0")):
         with pytest.raises(argparse.ArgumentTypeError, match=reason):
             memory_cap(bad)
+
+
+def test_the_bare_cut_keeps_the_default_cap_where_the_learners_is_larger_or_lifted():
+    """Bare torch keeps every row's whole attention: rows the learner fits 17 to a forward under a
+    12 GB cap took it past 24 GB (Leduc, 2026-11-29). Its forwards stay within the default cap,
+    and are the learner's own where the learner's cap is smaller."""
+    smollm2 = RowMemory(layers=30, heads=9, units=576 + 1536)
+    options = [[11, 2], [12, 2], [13, 14, 2]]
+    samples = [Sample(list(range(1, 640 + k)), [12, 2], advantage=1.0, option_ids=options, chosen=1) for k in range(40)]
+    widest = max(row_tokens(x) for x in samples)
+    fits_default = smollm2.rows_fitting(widest, DEFAULT_MEMORY_GB)
+    assert 1 < fits_default < smollm2.rows_fitting(widest, 12.0)  # the case that was killed: 12 GB lets in more rows
+    for learner_cap in (12.0, None):
+        chunks = bare_micro_batches(samples, 32, smollm2, learner_cap, by_prefix=True)
+        assert sorted(id(x) for c in chunks for x in c) == sorted(id(x) for x in samples)  # every row, once
+        assert all(len(c) <= smollm2.rows_fitting(max(row_tokens(x) for x in c), DEFAULT_MEMORY_GB) for c in chunks)
+        assert max(len(c) for c in chunks) >= fits_default  # full within the cap, not one row a forward
+    smaller = bare_micro_batches(samples, 32, smollm2, 2.0, by_prefix=True)
+    assert smaller == micro_batches(samples, 32, lambda width: smollm2.rows_fitting(width, 2.0), by_prefix=True)
+    assert max(len(c) for c in smaller) < fits_default
