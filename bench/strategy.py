@@ -187,13 +187,13 @@ def build_config(args: argparse.Namespace) -> dict:
             "advantage": "grpo",
             "loss_norm": "sequence",  # a move is one decision, however many tokens it has
             "epochs": 1,  # on 2 cores fresh hands beat a second pass over old ones
-            # one optimizer step per step: the state baseline and the private contrast centre the
-            # advantages over the whole step, and an Adam step on a random part of its rows would
-            # carry what the cards share uncancelled (a 512-hand Leduc step merges to 183-412 rows)
-            "minibatch_size": WHOLE_STEP,
+            # one optimizer step per step by default, as every figure here was measured: the
+            # advantages are centred over the whole step (a smaller --minibatch still keeps a
+            # public state's rows in one optimizer step; a 512-hand Leduc step merges to 183-412 rows)
+            "minibatch_size": args.minibatch,
             # decisions per forward: a seat's rules (its system prompt) run once per micro-batch
             # (trainer.learner.micro_batches), so fewer, fuller micro-batches cost less
-            "micro_batch_size": args.micro_batch,
+            "micro_batch_size": min(args.micro_batch, args.minibatch),  # a forward never spans two optimizer steps
             "micro_batch_memory_gb": MICRO_BATCH_MEMORY_GB[args.game],
             "learning_rate": args.learning_rate,
             "lr_schedule": args.lr_schedule,
@@ -236,7 +236,7 @@ def defaults(game: str, **overrides: object) -> argparse.Namespace:
     """This bench's settings for `game` as a namespace (bench/learner.py trains one step with them)."""
     values = {
         "game": game, "name": f"bench-strategy-{game}", "runs": ROOT / "runs", "seed": 0, "steps": STEPS[game],
-        "train_temperature": TRAIN_TEMPERATURE[game], "groups": GROUPS[game], "group_size": 4, "micro_batch": MICRO_BATCH[game],
+        "train_temperature": TRAIN_TEMPERATURE[game], "groups": GROUPS[game], "group_size": 4, "micro_batch": MICRO_BATCH[game], "minibatch": WHOLE_STEP,
         "learning_rate": 1e-3, "lr_schedule": "cosine", "lr_final_fraction": 0.1, "lr_warmup_steps": LR_WARMUP_STEPS[game],
         "kl_coef": 0.1, "kl_target": KL_TARGET[game], "max_update_kl": None, "entropy_coef": ENTROPY_COEF[game], "average_from": 0.5, "state_baseline": STATE_BASELINE[game],
         "private_contrast": PRIVATE_CONTRAST[game], "state_weighting": STATE_WEIGHTING[game], "prompt": PROMPT[game],
@@ -519,6 +519,8 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--groups", type=int, default=None, help="deals per step (GRPO groups of --group-size); default: Kuhn 256, Leduc 64, Tic-Tac-Toe 4")
     parser.add_argument("--group-size", type=int, default=4, help="hands per deal; both seats are trained")
     parser.add_argument("--micro-batch", type=int, default=None, help="decisions per learner forward (default: Kuhn 64, Leduc 32, Tic-Tac-Toe 16)")
+    parser.add_argument("--minibatch", type=int, default=WHOLE_STEP,
+                        help="samples per optimizer step (default: the whole step); a public state's rows under the private contrast are never split")
     parser.add_argument("--learning-rate", type=float, default=1e-3, help="at 3e-3 the card-blind part swings (bench/experiments/card_separation.py)")
     parser.add_argument("--lr-schedule", choices=["constant", "cosine"], default="cosine")
     parser.add_argument("--lr-final-fraction", type=float, default=0.1, help="the cosine's last rate over the first")
@@ -587,6 +589,7 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
         (args.groups < 1, f"--groups must be at least 1, got {args.groups}"),
         (args.group_size < 1, f"--group-size must be at least 1, got {args.group_size}"),
         (args.micro_batch < 1, f"--micro-batch must be at least 1, got {args.micro_batch}"),
+        (args.minibatch < 1, f"--minibatch must be at least 1, got {args.minibatch}"),
         (args.eval_games < 2, f"--eval-games must be at least 2, got {args.eval_games}"),
         (args.train_temperature <= 0, f"--train-temperature must be positive, got {args.train_temperature}"),
         (args.temperature < 0, f"--temperature must not be negative (0: the likeliest move), got {args.temperature}"),

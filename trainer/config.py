@@ -200,7 +200,7 @@ class AlgorithmSettings(_Strict):
     epsilon: float = Field(0.2, gt=0, lt=1)
     epsilon_high: float | None = Field(None, gt=0)  # DAPO clip-higher; None = epsilon
     epochs: int = Field(2, ge=1, le=100)  # optimisation passes over each batch (PPO-style)
-    minibatch_size: int = Field(16, ge=1)  # samples per optimizer step
+    minibatch_size: int = Field(16, ge=1)  # samples per optimizer step (a private contrast's public state is never split: it may exceed this)
     micro_batch_size: int = Field(4, ge=1)  # samples per forward/backward (gradient accumulation)
     # Fewer rows per micro-batch when they are wide: the update's estimated memory for one
     # micro-batch stays under this many GB (trainer/micro_batch_memory.py: rows x width squared

@@ -35,7 +35,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Hashable, Iterator, Sequence
 
 import torch
 
@@ -89,6 +89,9 @@ class Sample:
     # sampler_logps are the learner's own log-probs of this action before the update (sampled on
     # the learner's engine, same weights): `prepare` may take them as old_logps (reuse_sampler_logps)
     sampled_by_learner: bool = False
+    # rows with one key share an optimizer step (`minibatch_indices`): the private contrast's public
+    # state, whose centring holds only over rows that one Adam step sees together; None: any step
+    minibatch_group: Hashable | None = None
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -526,13 +529,11 @@ class Learner:
             totals.update(NO_STEP.stats())  # zeros, summed over the steps
         steps = 0
         tokens_seen = 0
-        order = list(range(len(samples)))
+        units = minibatch_units(samples)
         try:
             for _epoch in range(s.epochs):
-                rng.shuffle(order)
-                for mb_start in range(0, len(order), s.minibatch_size):
-                    minibatch = [samples[i] for i in order[mb_start : mb_start + s.minibatch_size]]
-                    stats = self._step(minibatch, need_ref)
+                for indices in minibatch_indices(units, s.minibatch_size, rng):
+                    stats = self._step([samples[i] for i in indices], need_ref)
                     for key in totals:
                         totals[key] += stats[key]
                     tokens_seen += int(stats["tokens"])
@@ -667,6 +668,34 @@ def micro_batches(samples: Sequence[Sample], size: int, rows_fitting: Callable[[
             if chunk:
                 chunks.append(chunk)
     return chunks
+
+
+def minibatch_units(samples: Sequence[Sample]) -> list[list[int]]:
+    """The indices that must share an optimizer step: each `minibatch_group`'s rows together, in
+    the order of their first row, and every row without a group alone."""
+    units: dict[Hashable, list[int]] = {}
+    for i, x in enumerate(samples):
+        key = ("row", i) if x.minibatch_group is None else ("group", x.minibatch_group)
+        units.setdefault(key, []).append(i)
+    return list(units.values())
+
+
+def minibatch_indices(units: list[list[int]], size: int, rng: random.Random) -> list[list[int]]:
+    """One epoch's optimizer steps: `units` shuffled in place (each epoch reshuffles the last
+    order), then packed into steps of at most `size` rows without splitting a unit; a unit larger
+    than `size` takes a step alone. With every row its own unit this is the plain shuffled slicing
+    into `size` rows (the same draws from `rng`, the same steps)."""
+    rng.shuffle(units)
+    steps: list[list[int]] = []
+    current: list[int] = []
+    for unit in units:
+        if current and len(current) + len(unit) > size:
+            steps.append(current)
+            current = []
+        current.extend(unit)
+    if current:
+        steps.append(current)
+    return steps
 
 
 def row_tokens(sample: Sample) -> int:

@@ -123,7 +123,6 @@ class Trainer:
         # The last step's games, where branched groups start (rollout.branch). Not saved with a
         # checkpoint: a resumed run's first step starts every group from the reset.
         self.previous_games: list[Any] = []
-        self.warned_split_contrast = False  # _warn_if_the_contrast_was_split speaks once a run
 
     # ---- setup ------------------------------------------------------------------------------
 
@@ -367,6 +366,8 @@ class Trainer:
             sample.advantage = advantage
             if shares is not None:
                 sample.weight = shares[i]
+            if algorithm.private_contrast:  # its centring holds over the rows of one optimizer step
+                sample.minibatch_group = public_states[i]
         return samples, dropped
 
     def _update(self, samples: list[Sample]) -> dict[str, Any]:
@@ -383,20 +384,8 @@ class Trainer:
                 stats = self.learner.update(samples, self.rng)
             finally:
                 sampler.wake_up()
-            self._warn_if_the_contrast_was_split(stats)
             return stats
         return {"train/skipped": 1}  # every advantage is 0 (e.g. all games of each group tied)
-
-    def _warn_if_the_contrast_was_split(self, stats: dict[str, Any]) -> None:
-        """Once a run: the private contrast centres the advantages over the whole step, so an
-        optimizer step on a part of its rows moves what the private cards share as well."""
-        algorithm = self.config.algorithm
-        rows = int(stats.get("train/samples", 0))
-        if algorithm.private_contrast and rows > algorithm.minibatch_size and not self.warned_split_contrast:
-            self.warned_split_contrast = True
-            self.warn(f"algorithm.minibatch_size {algorithm.minibatch_size} split a step's {rows} rows into "
-                      f"{int(stats.get('train/optimizer_steps', 0))} optimizer steps; the private contrast cancels what the "
-                      f"cards share only within one: set minibatch_size to at least the rows a step merges to")
 
     def averages(self, step: int) -> bool:
         """Whether `step`'s weights enter the average of iterates (`algorithm.average_from`)."""

@@ -89,3 +89,17 @@ def test_leducs_recipe_is_its_default_and_each_part_can_be_turned_off():
     assert (plain.prompt, plain.private_contrast, plain.state_weighting, plain.entropy_coef) == ("default", 0.0, "visits", 0.02)
     for game in ("kuhn_poker", "leduc_holdem", "tictactoe"):  # the other benches' settings are this command line's
         assert build_config(defaults(game)) == build_config(parse_arguments(["--game", game]))
+
+
+def test_the_minibatch_defaults_to_the_whole_step_and_bounds_the_micro_batch(capsys):
+    """One optimizer step per step unless told otherwise; a smaller minibatch also caps a forward's
+    decisions, which the trainer's config requires (micro_batch_size <= minibatch_size)."""
+    from bench.strategy import WHOLE_STEP, build_config
+
+    whole = build_config(parse_arguments(["--game", "leduc_holdem"]))["algorithm"]
+    assert (whole["minibatch_size"], whole["micro_batch_size"]) == (WHOLE_STEP, 32)
+    small = build_config(parse_arguments(["--game", "leduc_holdem", "--minibatch", "16"]))["algorithm"]
+    assert (small["minibatch_size"], small["micro_batch_size"]) == (16, 16)
+    with pytest.raises(SystemExit):
+        parse_arguments(["--minibatch", "0"])
+    assert "--minibatch must be at least 1, got 0" in capsys.readouterr().err

@@ -115,23 +115,12 @@ def test_the_state_weighting_is_one_of_two_names(tmp_path):
         _trainer(tmp_path, state_weighting="per_card")
 
 
-def test_a_step_whose_contrast_is_split_across_optimizer_steps_is_warned_of_once(tmp_path):
-    """The contrast cancels what the cards share only over the rows one optimizer step sees."""
-    events = []
-    trainer = _trainer(tmp_path, private_contrast=1.0, minibatch_size=4, micro_batch_size=4)
-    trainer.on_event = lambda kind, payload: events.append((kind, payload))
-    samples, _ = trainer._samples(_episodes(PLAYS), ADVANTAGES)
-    engine = type("Engine", (), {"sleep": lambda self: None, "wake_up": lambda self: None})()
-    trainer.learner_policy = type("Policy", (), {"engine": engine})()
-    trainer.learner = type("Learner", (), {"update": lambda self, rows, rng: {"train/samples": len(rows), "train/optimizer_steps": 2}})()
-    trainer._update(samples)
-    trainer._update(samples)
-    warnings = [payload for kind, payload in events if kind == "warning"]
-    assert warnings == ["algorithm.minibatch_size 4 split a step's 5 rows into 2 optimizer steps; the private contrast cancels "
-                        "what the cards share only within one: set minibatch_size to at least the rows a step merges to"]
-    whole = _trainer(tmp_path / "whole", private_contrast=1.0, minibatch_size=8, micro_batch_size=4)
-    off = _trainer(tmp_path / "off", minibatch_size=4, micro_batch_size=4)
-    for other in (whole, off):
-        other.on_event = lambda kind, payload: events.append((kind, payload))
-        other._warn_if_the_contrast_was_split({"train/samples": 5, "train/optimizer_steps": 1 if other is whole else 2})
-    assert len([kind for kind, _ in events if kind == "warning"]) == 1
+def test_with_the_contrast_a_public_states_samples_share_one_optimizer_step(tmp_path):
+    """The contrast cancels what the cards share only over the rows one optimizer step sees: its
+    samples carry their public state as their minibatch group (trainer.learner.minibatch_indices)."""
+    samples, _ = _trainer(tmp_path, private_contrast=1.0)._samples(_episodes(PLAYS), ADVANTAGES)
+    groups = [s.minibatch_group for s in samples]
+    assert groups[0] is not None and groups[:4] == [groups[0]] * 4  # K and J at public state "p"
+    assert "p" in groups[0] and groups[4] is None  # the turn without a public state goes anywhere
+    without, _ = _trainer(tmp_path / "off")._samples(_episodes(PLAYS), ADVANTAGES)
+    assert [s.minibatch_group for s in without] == [None] * 5  # without the contrast, rows mix freely
