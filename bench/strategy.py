@@ -627,7 +627,7 @@ def main() -> None:
             figures["leduc_exploitability_ratio"] = figures["exploitability_ratio"]
     figures.update(train_temperature=args.train_temperature, eval_temperature=args.temperature, learning_rate=args.learning_rate,
                    lr_schedule=args.lr_schedule, lr_warmup_steps=args.lr_warmup_steps, average_from=args.average_from, state_baseline=args.state_baseline, private_contrast=args.private_contrast, state_weighting=args.state_weighting, prompt=args.prompt, kl_coef=args.kl_coef, kl_target=args.kl_target, max_update_kl=args.max_update_kl, entropy_coef=args.entropy_coef,
-                   lagged=args.lagged, branch=args.branch, episodes_per_step=args.groups * args.group_size, steps_budget=args.steps)
+                   lagged=args.lagged, branch=args.branch, episodes_per_step=args.groups * args.group_size, minibatch_size=args.minibatch, steps_budget=args.steps)
     if args.json_out is not None:
         args.json_out.write_text(json.dumps(figures), encoding="utf-8")
     print(json.dumps(figures))
