@@ -88,6 +88,9 @@ EVAL_GAMES = {"kuhn_poker": 400, "leduc_holdem": 400, "tictactoe": 1600}
 # Kuhn has 12, so 1,024 hands cost what 64 did; Leduc's 288 and Tic-Tac-Toe's positions do not.
 # Tic-Tac-Toe: 64 games per step took 634 s on a shared machine (2026-11-26), far past 45 minutes for
 # 20 steps; 16 took 170 s there (bench/experiments/step_times.py).
+# Leduc at 1,024 deals (4,096 hands) a step is what takes the tabular reference under 0.8 in 8 steps
+# (median 0.590), but a LoRA step then takes 13-18 minutes on 2 cores (0.955 after 5 steps): the
+# run for a GPU (--groups 1024), not this machine's default (docs/experiments/leduc-selfplay.md).
 GROUPS = {"kuhn_poker": 256, "leduc_holdem": 64, "tictactoe": 4}
 # Centre each decision's advantage on the other visits to its state (trainer.advantages.state_baseline).
 # Tic-Tac-Toe: a cell merely present in won games was raised in every position, and one LoRA shared
