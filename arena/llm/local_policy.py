@@ -20,7 +20,6 @@ from arena.llm.token_chats import TokenChatBook, TokenChatPrompt
 from arena.policy import MoveRequest, Policy, PolicyFailure, PolicySpec, PolicySpecError
 from arena.seeding import move_seed
 
-ENCODINGS_KEPT = 64  # recent prompts whose ids are kept (LocalPolicy.encode)
 
 
 @dataclass
@@ -65,7 +64,6 @@ class LocalPolicy(LLMPolicy):
         self._scorer: Engine | None = None
         if settings.mode is not Mode.TEXT:
             self.scorer
-        self._encodings: dict[tuple[tuple[str, str], ...], list[int]] = {}  # recent prompts' ids (`encode`)
         self.chats: TokenChatBook | None = TokenChatBook(self.engine.template) if settings.obs is ObsMode.CHAT else None
 
     @property
@@ -102,15 +100,10 @@ class LocalPolicy(LLMPolicy):
 
     def encode(self, messages: list[Message]) -> list[int]:
         """The prompt ids of `messages` (the chat template, tokenized). Fitting a prompt to the
-        context counts the chosen messages, and the move then sends the same ones: the last few
-        encodings are kept, so a move renders and tokenizes its prompt once, not three times."""
-        key = tuple((m["role"], m["content"]) for m in messages)
-        ids = self._encodings.get(key)
-        if ids is None:
-            ids = self._encodings[key] = self.engine.encode(messages)
-            while len(self._encodings) > ENCODINGS_KEPT:
-                self._encodings.pop(next(iter(self._encodings)))
-        return ids
+        context counts the chosen messages, and the move then sends the same ones: the engine's
+        template remembers its encodings (token_chats.ChatTemplate.encode), so a move renders and
+        tokenizes its prompt once, not three times."""
+        return self.engine.encode(messages)
 
     def context_budget(self) -> int:
         context = min(self.settings.max_context or self.engine.context_length, self.engine.context_length)

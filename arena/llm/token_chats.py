@@ -20,10 +20,17 @@ from __future__ import annotations
 
 import collections
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Hashable
+
+from arena.llm.bounded_memo import BoundedMemo
 
 Message = dict[str, str]
 MAX_CHATS = 4096  # seats remembered per policy; matches never say they ended, so oldest go first
+# Prompts whose ids `ChatTemplate.encode` keeps. Self-play asks the same few questions thousands of
+# times a step (Kuhn: 12 prompts, ~2,250 asks), and rendering plus tokenizing a ~500-token prompt
+# was most of a choice rollout's own work (docs/benchmarks.md); Tic-Tac-Toe's boards are a few
+# thousand. An entry is ~500 ids (a few KB).
+ENCODINGS_KEPT = 8192
 
 
 @dataclass
@@ -39,10 +46,11 @@ class TokenChatStats:
 class ChatTemplate:
     """A tokenizer's chat template applied whole or incrementally."""
 
-    def __init__(self, tokenizer: Any, end_ids: list[int]):
+    def __init__(self, tokenizer: Any, end_ids: list[int], encodings_kept: int = ENCODINGS_KEPT):
         self.tokenizer = tokenizer
         self.end_ids = list(end_ids)
         self._end_texts = {i: tokenizer.decode([i]) for i in self.end_ids}
+        self._encodings = BoundedMemo(encodings_kept)  # messages -> ids (a tuple: never changed by a caller)
 
     def render(self, messages: list[Message], *, generation_prompt: bool = True) -> str:
         return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=generation_prompt)
@@ -51,8 +59,17 @@ class ChatTemplate:
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def encode(self, messages: list[Message]) -> list[int]:
-        """The whole chat rendered and tokenized, generation header included."""
-        return self.encode_text(self.render(messages))
+        """The whole chat rendered and tokenized, generation header included. The same messages
+        give the same ids, so they are remembered (the last ENCODINGS_KEPT chats asked for); each
+        call returns a list of its own. (A template that reads the clock, as some print today's
+        date, is rendered with the date of the chat's first encoding.)"""
+        key = messages_key(messages)
+        ids = self._encodings.get(key) if key is not None else None
+        if ids is None:
+            ids = tuple(self.encode_text(self.render(messages)))
+            if key is not None:
+                self._encodings.put(key, ids)
+        return list(ids)
 
     def continuation_ids(self, messages: list[Message], reply: str, completion_ids: list[int], new_user: Message) -> list[int] | None:
         """Ids that follow `completion_ids` so the sequence equals the template of
@@ -74,6 +91,16 @@ class ChatTemplate:
                 return None
             closing = closing[len(end_text):]
         return self.encode_text(closing + after[len(with_reply):])
+
+
+def messages_key(messages: list[Message]) -> Hashable | None:
+    """The chat as a hashable key, or None when a message holds something unhashable."""
+    try:
+        key = tuple(tuple(sorted(m.items())) for m in messages)
+        hash(key)
+    except (AttributeError, TypeError):
+        return None
+    return key
 
 
 @dataclass

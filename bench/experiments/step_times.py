@@ -3,6 +3,7 @@
     python bench/experiments/step_times.py                                  # this checkout
     git worktree add /tmp/before 1b650a0
     PYTHONPATH=/tmp/before python bench/experiments/step_times.py          # the trainer as it was at 1b650a0
+    python bench/experiments/step_times.py --workload strategy --game kuhn_poker   # bench.strategy's own step
 
 Kuhn poker (16 deals x 4 hands = 64 hands per step) and Tic-Tac-Toe (4 x 4 = 16 games per step) in
 choice mode, state prompts, the settings bench.strategy ran before issue 29 (lr 1e-3, KL 0.1 to the
@@ -10,6 +11,11 @@ base, entropy bonus 0.02, identical turns merged, one epoch, micro-batches of 16
 trainer version since 2026-11-24 reads, so the same file times the old code and the new; run as a
 file, not with -m, so that PYTHONPATH decides which trainer it imports. Prints each step's rollout,
 learner and total seconds, their medians over --steps, and one JSON line.
+
+`--workload strategy` times bench.strategy's own step instead (its defaults for the game: Kuhn's
+1,024 hands, Leduc's 256, Tic-Tac-Toe's 16 games against lagged checkpoints), from the bench of
+whichever checkout PYTHONPATH names, so its config is that version's too (bench.strategy exists
+from 2026-11-25 on). The first step fills the choice memo from nothing, as a run's first does.
 """
 
 from __future__ import annotations
@@ -49,9 +55,17 @@ def config(game: str, runs: Path, steps: int) -> dict:
     }
 
 
-def time_steps(game: str, steps: int) -> dict:
+def strategy_config(game: str, runs: Path, steps: int) -> dict:
+    """bench.strategy's configuration for `game`, as that checkout's bench builds it."""
+    from bench.strategy import build_config, defaults
+
+    return build_config(defaults(game, runs=runs, steps=steps, name=f"step-times-{game}"))
+
+
+def time_steps(game: str, steps: int, workload: str = "fixed") -> dict:
+    make_config = strategy_config if workload == "strategy" else config
     with tempfile.TemporaryDirectory(prefix="step-times-") as runs:
-        run = Trainer(parse_config(config(game, Path(runs), steps), "step-times"))
+        run = Trainer(parse_config(make_config(game, Path(runs), steps), "step-times"))
         run.setup()
         rows = []
         try:
@@ -70,14 +84,19 @@ def time_steps(game: str, steps: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--game", choices=[*WORKLOADS, "both"], default="both")
+    parser.add_argument("--game", choices=[*WORKLOADS, "leduc_holdem", "both"], default="both",
+                        help="both: Kuhn poker and Tic-Tac-Toe; Leduc Hold'em only with --workload strategy")
     parser.add_argument("--steps", type=int, default=3, help="steps timed per game (medians reported)")
+    parser.add_argument("--workload", choices=["fixed", "strategy"], default="fixed",
+                        help="fixed: the settings of before issue 29 (64 Kuhn hands, 16 games); strategy: bench.strategy's own step")
     args = parser.parse_args()
+    if args.game == "leduc_holdem" and args.workload != "strategy":
+        parser.error("--game leduc_holdem needs --workload strategy (the fixed workload has no Leduc settings)")
     source = Path(trainer.__file__).resolve().parent.parent
     commit = subprocess.run(["git", "-C", str(source), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     print(f"trainer from {source} at {commit}", flush=True)
     games = list(WORKLOADS) if args.game == "both" else [args.game]
-    figures = {"trainer_commit": commit, **{game: time_steps(game, args.steps) for game in games}}
+    figures = {"trainer_commit": commit, "workload": args.workload, **{game: time_steps(game, args.steps, args.workload) for game in games}}
     print(json.dumps(figures))
 
 

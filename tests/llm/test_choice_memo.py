@@ -70,3 +70,17 @@ def test_the_memo_is_bounded_and_keeps_the_most_recently_used():
     assert memo.get(keys[0]) is scores  # now the most recent
     memo.put(keys[2], scores)
     assert len(memo) == 2 and memo.get(keys[1]) is None and memo.get(keys[0]) is scores
+
+
+def test_option_ids_are_remembered_and_each_caller_gets_its_own_lists(monkeypatch):
+    engine = open_engine("local", "hf")
+    expected = [engine.tokenizer(o, add_special_tokens=False)["input_ids"] + [engine._end_ids[0]] for o in OPTIONS]
+    assert engine.option_ids(OPTIONS) == expected
+    calls = []
+    tokenizer = engine.tokenizer
+    monkeypatch.setattr(engine, "tokenizer", lambda *a, **k: calls.append(a) or tokenizer(*a, **k))
+    ids = engine.option_ids(OPTIONS)
+    assert ids == expected and calls == []  # remembered: no tokenizer call
+    ids[0].append(-1)
+    assert engine.option_ids(OPTIONS) == expected  # the caller's change stays the caller's
+    assert engine.option_ids(["raise"]) == [tokenizer("raise", add_special_tokens=False)["input_ids"] + [engine._end_ids[0]]] and len(calls) == 1

@@ -67,3 +67,47 @@ def test_a_template_that_rewrites_replies_is_not_incremental(template):
     messages = [{"role": "user", "content": "Board."}]
     assert trimming.continuation_ids(messages, " [1] ", [template.end_ids[0]], {"role": "user", "content": "Next."}) is None
     assert trimming.continuation_ids(messages, "[1]", [template.end_ids[0]], {"role": "user", "content": "Next."}) is not None
+
+
+class CountingTokenizer:
+    """The real tokenizer, counting how often it renders and tokenizes."""
+
+    def __init__(self, tokenizer):
+        self.tokenizer, self.renders, self.tokenizations = tokenizer, 0, 0
+
+    def apply_chat_template(self, *args, **kwargs):
+        self.renders += 1
+        return self.tokenizer.apply_chat_template(*args, **kwargs)
+
+    def __call__(self, *args, **kwargs):
+        self.tokenizations += 1
+        return self.tokenizer(*args, **kwargs)
+
+    def decode(self, *args, **kwargs):
+        return self.tokenizer.decode(*args, **kwargs)
+
+
+def test_an_encoding_is_remembered_and_each_caller_gets_its_own_list(template):
+    counting = CountingTokenizer(template.tokenizer)
+    remembering = ChatTemplate(counting, template.end_ids, encodings_kept=2)
+    chats = [[{"role": "user", "content": f"Board {i}. Legal moves: 1, 2"}] for i in range(3)]
+    first = remembering.encode(chats[0])
+    assert first == template.encode_text(template.render(chats[0]))  # what rendering it afresh gives
+    first.append(-1)  # a caller's list is its own: the remembered ids stay as they were
+    assert remembering.encode([dict(m) for m in chats[0]]) == template.encode(chats[0])  # equal messages, not the same objects
+    assert (counting.renders, counting.tokenizations) == (1, 1)
+    remembering.encode(chats[1])
+    remembering.encode(chats[2])  # past encodings_kept: the least recently used (chats[0]) goes
+    assert (counting.renders, counting.tokenizations) == (3, 3)
+    remembering.encode(chats[0])
+    assert (counting.renders, counting.tokenizations) == (4, 4)
+    other_role = [{"role": "system", "content": chats[0][0]["content"]}]
+    assert remembering.encode(other_role) != remembering.encode(chats[0])  # the role is part of the key
+
+
+def test_a_message_with_an_unhashable_field_is_encoded_without_the_memo(template):
+    counting = CountingTokenizer(template.tokenizer)
+    remembering = ChatTemplate(counting, template.end_ids)
+    chat = [{"role": "user", "content": "Board.", "tags": ["not", "hashable"]}]
+    assert remembering.encode(chat) == remembering.encode(chat)
+    assert counting.tokenizations == 2

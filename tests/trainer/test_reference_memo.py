@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from arena.llm.engines import open_engine
-from arena.llm.engines.choice_memo import BoundedMemo
+from arena.llm.bounded_memo import BoundedMemo
 from trainer.config import AlgorithmSettings, LoraSettings
 from trainer.learner import Learner, Sample, write_initial_adapter
 

@@ -15,7 +15,6 @@ tests/llm/test_choice_memo.py holds the learner's update to invalidating the mem
 
 from __future__ import annotations
 
-import collections
 import hashlib
 from array import array
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from typing import Any, Hashable
 
 import torch
 
-DEFAULT_ENTRIES = 8192  # a Kuhn or Leduc step needs dozens to hundreds; Tic-Tac-Toe a few thousand
+from arena.llm.bounded_memo import BoundedMemo
 
 
 @dataclass(frozen=True)
@@ -60,31 +59,6 @@ def ids_digest(*parts: Any) -> bytes:
     for part in parts:
         feed(part)
     return digest.digest()
-
-
-class BoundedMemo:
-    """A bounded least-recently-used map; entries nobody asks for again age out."""
-
-    def __init__(self, entries: int = DEFAULT_ENTRIES):
-        self.entries = entries
-        self._values: "collections.OrderedDict[Hashable, Any]" = collections.OrderedDict()
-
-    def get(self, key: Hashable) -> Any:
-        value = self._values.get(key)
-        if value is not None:
-            self._values.move_to_end(key)
-        return value
-
-    def put(self, key: Hashable, value: Any) -> None:
-        if self.entries <= 0:
-            return
-        self._values[key] = value
-        self._values.move_to_end(key)
-        while len(self._values) > self.entries:
-            self._values.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._values)
 
 
 class ChoiceMemo(BoundedMemo):

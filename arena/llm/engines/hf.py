@@ -44,6 +44,7 @@ from typing import Any
 
 import torch
 
+from arena.llm.bounded_memo import BoundedMemo
 from arena.llm.engines.contract import (
     EngineStats,
     Generation,
@@ -253,6 +254,7 @@ class HFEngine:
         self.stats = HFStats()
         self._adapters: dict[str, str] = {}  # adapter key (resolved path) -> peft adapter name
         self._choice_memo = ChoiceMemo()
+        self._option_ids = BoundedMemo()  # option text -> its reply ids (`option_ids`)
         # One computation (or adapter load) at a time. Code that changes the weights (the trainer's
         # optimizer step) holds it too, so no batch ever sees half-updated weights.
         self.model_lock = self._model_lock = threading.Lock()
@@ -324,8 +326,16 @@ class HFEngine:
         return await self._submit(request)
 
     def option_ids(self, options: list[str]) -> list[list[int]]:
-        """Each option as the assistant's whole reply: its tokens plus end-of-turn, as `choose` scores it."""
-        return [self.tokenizer(o, add_special_tokens=False)["input_ids"] + [self._end_ids[0]] for o in options]
+        """Each option as the assistant's whole reply: its tokens plus end-of-turn, as `choose` scores
+        it. A game's moves are few and asked for at every turn, so each option's ids are remembered."""
+        return [list(self._one_option_ids(o)) for o in options]
+
+    def _one_option_ids(self, option: str) -> tuple[int, ...]:
+        ids = self._option_ids.get(option)
+        if ids is None:
+            ids = (*self.tokenizer(option, add_special_tokens=False)["input_ids"], self._end_ids[0])
+            self._option_ids.put(option, ids)
+        return ids
 
     async def choose(
         self, messages: list[dict], options: list[str], adapter: str | None = None, *, temperature: float = 0.0, seed: int | None = None
