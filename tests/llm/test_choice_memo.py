@@ -84,3 +84,29 @@ def test_option_ids_are_remembered_and_each_caller_gets_its_own_lists(monkeypatc
     ids[0].append(-1)
     assert engine.option_ids(OPTIONS) == expected  # the caller's change stays the caller's
     assert engine.option_ids(["raise"]) == [tokenizer("raise", add_special_tokens=False)["input_ids"] + [engine._end_ids[0]]] and len(calls) == 1
+
+
+def test_an_adapter_path_is_resolved_once_per_working_directory(tmp_path, monkeypatch):
+    import arena.llm.engines.hf as hf
+    from arena.llm.model import ModelNotAvailable
+
+    engine = open_engine("local", "hf")
+    write_initial_adapter("local", LoraSettings(r=2, alpha=4, target_modules=["q_proj"]), tmp_path / "lora", seed=1)
+    resolved = []
+    real_key = hf.adapter_key
+    monkeypatch.setattr(hf, "adapter_key", lambda path: resolved.append(path) or real_key(path))
+    monkeypatch.chdir(tmp_path)
+
+    async def choose(adapter):
+        return await engine.choose(MESSAGES, OPTIONS, adapter)
+
+    _, absolute = asyncio.run(choose(str(tmp_path / "lora")))  # loaded: resolved
+    first = len(resolved)
+    _, again = asyncio.run(choose(str(tmp_path / "lora")))
+    assert len(resolved) == first and again.option_logprobs == absolute.option_logprobs  # remembered, the same adapter
+    _, relative = asyncio.run(choose("lora"))
+    assert len(resolved) == first + 1 and relative.option_logprobs == absolute.option_logprobs  # another spelling: resolved, same folder
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    with pytest.raises(ModelNotAvailable, match="'lora'"):  # from another directory "lora" is no folder: not the remembered one
+        asyncio.run(choose("lora"))

@@ -253,6 +253,11 @@ class HFEngine:
         self.share_prefix = shares_prefix_on(self.device)
         self.stats = HFStats()
         self._adapters: dict[str, str] = {}  # adapter key (resolved path) -> peft adapter name
+        # (working directory, path as asked) -> peft adapter name: resolving the path on every
+        # request was two thirds of a remembered choice's cost. A loaded folder keeps its name for
+        # the engine's life (new weights come in place, `reload_adapter`); nothing here re-points
+        # a symbolic link at another adapter.
+        self._adapter_names: dict[tuple[str, str], str] = {}
         self._choice_memo = ChoiceMemo()
         self._option_ids = BoundedMemo()  # option text -> its reply ids (`option_ids`)
         # One computation (or adapter load) at a time. Code that changes the weights (the trainer's
@@ -447,10 +452,15 @@ class HFEngine:
     async def _adapter_name(self, adapter: str | None) -> str:
         if adapter is None or adapter == "":
             return BASE_ADAPTER
+        asked = (os.getcwd(), adapter)  # a relative path names another folder from another directory
+        name = self._adapter_names.get(asked)
+        if name is not None:
+            return name
         key = adapter_key(adapter)
         if key not in self._adapters:  # first use: load it off the event loop
             await asyncio.get_running_loop().run_in_executor(self._executor, self.load_adapter, adapter)
-        return self._adapters[key]
+        name = self._adapter_names[asked] = self._adapters[key]
+        return name
 
     def _end_of_turn_ids(self) -> list[int]:
         return end_of_turn_ids(self.base, self.tokenizer, getattr(self.model.generation_config, "eos_token_id", None))
