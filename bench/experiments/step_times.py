@@ -25,6 +25,7 @@ import asyncio
 import json
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -56,7 +57,11 @@ def config(game: str, runs: Path, steps: int) -> dict:
 
 
 def strategy_config(game: str, runs: Path, steps: int) -> dict:
-    """bench.strategy's configuration for `game`, as that checkout's bench builds it."""
+    """bench.strategy's configuration for `game`, as that checkout's bench builds it: the bench
+    package is not installed, so it is imported from the checkout the trainer came from."""
+    checkout = str(Path(trainer.__file__).resolve().parent.parent)
+    if checkout not in sys.path:
+        sys.path.insert(0, checkout)
     from bench.strategy import build_config, defaults
 
     return build_config(defaults(game, runs=runs, steps=steps, name=f"step-times-{game}"))
