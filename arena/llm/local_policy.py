@@ -21,7 +21,6 @@ from arena.policy import MoveRequest, Policy, PolicyFailure, PolicySpec, PolicyS
 from arena.seeding import move_seed
 
 
-
 @dataclass
 class ChatTurn(Prompt):
     """A local prompt in `obs=chat`: the exact token ids to send (token-in/token-out)."""

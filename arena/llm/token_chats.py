@@ -19,8 +19,10 @@ extension too and is counted in `TokenChatStats.trimmed`.
 from __future__ import annotations
 
 import collections
+import hashlib
+from array import array
 from dataclasses import dataclass, field
-from typing import Any, Hashable
+from typing import Any
 
 from arena.llm.bounded_memo import BoundedMemo
 
@@ -29,7 +31,8 @@ MAX_CHATS = 4096  # seats remembered per policy; matches never say they ended, s
 # Prompts whose ids `ChatTemplate.encode` keeps. Self-play asks the same few questions thousands of
 # times a step (Kuhn: 12 prompts, ~2,250 asks), and rendering plus tokenizing a ~500-token prompt
 # was most of a choice rollout's own work (docs/benchmarks.md); Tic-Tac-Toe's boards are a few
-# thousand. An entry is ~500 ids (a few KB).
+# thousand. An entry is a 16-byte digest and the ids at 4 bytes each: 2 KB for 500 tokens, so a
+# full memo of 1,000-token prompts holds ~33 MB.
 ENCODINGS_KEPT = 8192
 
 
@@ -50,7 +53,7 @@ class ChatTemplate:
         self.tokenizer = tokenizer
         self.end_ids = list(end_ids)
         self._end_texts = {i: tokenizer.decode([i]) for i in self.end_ids}
-        self._encodings = BoundedMemo(encodings_kept)  # messages -> ids (a tuple: never changed by a caller)
+        self._encodings = BoundedMemo(encodings_kept)  # digest of the messages -> their ids, compact
 
     def render(self, messages: list[Message], *, generation_prompt: bool = True) -> str:
         return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=generation_prompt)
@@ -66,10 +69,10 @@ class ChatTemplate:
         key = messages_key(messages)
         ids = self._encodings.get(key) if key is not None else None
         if ids is None:
-            ids = tuple(self.encode_text(self.render(messages)))
+            ids = array("i", self.encode_text(self.render(messages)))  # ids < 2**31 in every tokenizer
             if key is not None:
                 self._encodings.put(key, ids)
-        return list(ids)
+        return ids.tolist()
 
     def continuation_ids(self, messages: list[Message], reply: str, completion_ids: list[int], new_user: Message) -> list[int] | None:
         """Ids that follow `completion_ids` so the sequence equals the template of
@@ -93,14 +96,21 @@ class ChatTemplate:
         return self.encode_text(closing + after[len(with_reply):])
 
 
-def messages_key(messages: list[Message]) -> Hashable | None:
-    """The chat as a hashable key, or None when a message holds something unhashable."""
-    try:
-        key = tuple(tuple(sorted(m.items())) for m in messages)
-        hash(key)
-    except (AttributeError, TypeError):
-        return None
-    return key
+def messages_key(messages: list[Message]) -> bytes | None:
+    """A 16-byte digest of the chat (every field of every message, in order), or None when a
+    field is not text (such a chat is encoded afresh every time)."""
+    digest = hashlib.blake2b(digest_size=16)
+    for message in messages:
+        digest.update(b"M%d;" % len(message))
+        for name in sorted(message):
+            value = message[name]
+            if not isinstance(name, str) or not isinstance(value, str):
+                return None
+            for text in (name, value):
+                data = text.encode("utf-8", "surrogatepass")
+                digest.update(b"%d:" % len(data))
+                digest.update(data)
+    return digest.digest()
 
 
 @dataclass

@@ -105,9 +105,19 @@ def test_an_encoding_is_remembered_and_each_caller_gets_its_own_list(template):
     assert remembering.encode(other_role) != remembering.encode(chats[0])  # the role is part of the key
 
 
-def test_a_message_with_an_unhashable_field_is_encoded_without_the_memo(template):
+def test_a_message_with_a_field_that_is_not_text_is_encoded_without_the_memo(template):
     counting = CountingTokenizer(template.tokenizer)
     remembering = ChatTemplate(counting, template.end_ids)
-    chat = [{"role": "user", "content": "Board.", "tags": ["not", "hashable"]}]
+    chat = [{"role": "user", "content": "Board.", "tags": ["not", "text"]}]
     assert remembering.encode(chat) == remembering.encode(chat)
     assert counting.tokenizations == 2
+
+
+def test_chats_that_differ_only_in_where_a_field_splits_have_different_keys():
+    from arena.llm.token_chats import messages_key
+
+    one = [{"role": "user", "content": "ab"}, {"role": "user", "content": "c"}]
+    other = [{"role": "user", "content": "a"}, {"role": "user", "content": "bc"}]
+    assert messages_key(one) != messages_key(other)
+    assert messages_key(one) == messages_key([{"content": "ab", "role": "user"}, {"role": "user", "content": "c"}])  # field order aside
+    assert messages_key([{"role": "user", "content": "x", "name": "a"}]) != messages_key([{"role": "user", "content": "x"}])
