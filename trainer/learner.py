@@ -39,8 +39,7 @@ from typing import Any, Callable, Hashable, Iterator, Sequence
 
 import torch
 
-from arena.llm.bounded_memo import BoundedMemo
-from arena.llm.engines.choice_memo import ids_digest
+from arena.llm.bounded_memo import BoundedMemo, ids_digest
 from arena.llm.engines.scoring import (
     option_token_logprobs, prefix_groups, prompt_and_option_token_logprobs, sharable_prefix, shares_prefix_on,
 )

@@ -19,12 +19,11 @@ extension too and is counted in `TokenChatStats.trimmed`.
 from __future__ import annotations
 
 import collections
-import hashlib
 from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.llm.bounded_memo import BoundedMemo
+from arena.llm.bounded_memo import BoundedMemo, ids_digest
 
 Message = dict[str, str]
 MAX_CHATS = 4096  # seats remembered per policy; matches never say they ended, so oldest go first
@@ -99,18 +98,15 @@ class ChatTemplate:
 def messages_key(messages: list[Message]) -> bytes | None:
     """A 16-byte digest of the chat (every field of every message, in order), or None when a
     field is not text (such a chat is encoded afresh every time)."""
-    digest = hashlib.blake2b(digest_size=16)
+    parts: list[Any] = []
     for message in messages:
-        digest.update(b"M%d;" % len(message))
+        parts.append(len(message))
         for name in sorted(message):
             value = message[name]
             if not isinstance(name, str) or not isinstance(value, str):
                 return None
-            for text in (name, value):
-                data = text.encode("utf-8", "surrogatepass")
-                digest.update(b"%d:" % len(data))
-                digest.update(data)
-    return digest.digest()
+            parts += (name, value)
+    return ids_digest(*parts)
 
 
 @dataclass

@@ -34,6 +34,8 @@ import trainer
 from trainer.config import parse_config
 from trainer.run import Trainer
 
+CHECKOUT = Path(trainer.__file__).resolve().parent.parent  # the checkout whose trainer (and bench) is timed
+
 WORKLOADS = {
     "kuhn_poker": {"options": {"hands": 1}, "temperature": 5.0, "groups": 16},
     "tictactoe": {"options": {}, "temperature": 1.0, "groups": 4},
@@ -59,9 +61,8 @@ def config(game: str, runs: Path, steps: int) -> dict:
 def strategy_config(game: str, runs: Path, steps: int) -> dict:
     """bench.strategy's configuration for `game`, as that checkout's bench builds it: the bench
     package is not installed, so it is imported from the checkout the trainer came from."""
-    checkout = str(Path(trainer.__file__).resolve().parent.parent)
-    if checkout not in sys.path:
-        sys.path.insert(0, checkout)
+    if str(CHECKOUT) not in sys.path:
+        sys.path.insert(0, str(CHECKOUT))
     from bench.strategy import build_config, defaults
 
     return build_config(defaults(game, runs=runs, steps=steps, name=f"step-times-{game}"))
@@ -97,9 +98,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.game == "leduc_holdem" and args.workload != "strategy":
         parser.error("--game leduc_holdem needs --workload strategy (the fixed workload has no Leduc settings)")
-    source = Path(trainer.__file__).resolve().parent.parent
-    commit = subprocess.run(["git", "-C", str(source), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    print(f"trainer from {source} at {commit}", flush=True)
+    commit = subprocess.run(["git", "-C", str(CHECKOUT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    print(f"trainer from {CHECKOUT} at {commit}", flush=True)
     games = list(WORKLOADS) if args.game == "both" else [args.game]
     figures = {"trainer_commit": commit, "workload": args.workload, **{game: time_steps(game, args.steps, args.workload) for game in games}}
     print(json.dumps(figures))

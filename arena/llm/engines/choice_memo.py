@@ -15,14 +15,12 @@ tests/llm/test_choice_memo.py holds the learner's update to invalidating the mem
 
 from __future__ import annotations
 
-import hashlib
-from array import array
 from dataclasses import dataclass
 from typing import Any, Hashable
 
 import torch
 
-from arena.llm.bounded_memo import BoundedMemo
+from arena.llm.bounded_memo import BoundedMemo, ids_digest
 
 
 @dataclass(frozen=True)
@@ -37,28 +35,6 @@ def weights_signature(model: Any) -> Hashable:
     """Changes whenever any parameter of `model` changes in place, is replaced (`param.data = ...`)
     or is added (an adapter loaded): each parameter's storage and in-place version, hashed."""
     return (id(model), hash(tuple((p.data_ptr(), p._version) for p in model.parameters())))
-
-
-def ids_digest(*parts: Any) -> bytes:
-    """A 16-byte digest of token-id lists (and nested lists of them, and scalars): memo keys stay
-    small however long the prompts are. Each part is framed by its length, so different splits
-    of the same ids never collide."""
-    digest = hashlib.blake2b(digest_size=16)
-
-    def feed(part: Any) -> None:
-        if isinstance(part, (list, tuple)) and part and isinstance(part[0], (list, tuple)):
-            digest.update(b"L%d;" % len(part))
-            for inner in part:
-                feed(inner)
-        elif isinstance(part, (list, tuple)):
-            digest.update(b"I%d;" % len(part))
-            digest.update(array("q", part).tobytes())
-        else:
-            digest.update(b"S" + repr(part).encode() + b";")
-
-    for part in parts:
-        feed(part)
-    return digest.digest()
 
 
 class ChoiceMemo(BoundedMemo):
