@@ -8,7 +8,8 @@
     trainer, web     self-play GRPO; the leaderboard site and JSON API:  arena, games, league, evaluation
     serve_env,       serve-env; PettingZoo, GEM and verifiers adapters:  arena, games, league
     interop          (outer layer: nothing below imports them, nor they each other)
-    serve_model      serve-model: the engines behind an OpenAI API:      arena
+    serve_model      serve-model: the engines behind an OpenAI API:      arena, server_guards
+    server_guards    Host/Origin checks, JSON depth, client slots:       nothing of ours
     arena_verifiers  verifiers' dotless plugin name, a re-export:        interop and what interop may import
     llm_arena_cli    the `arena` command, the composition root:          anything
 
@@ -41,9 +42,10 @@ MAY_IMPORT: dict[str, set[str] | None] = {
     "league": {"arena", "games"},
     "evaluation": _BELOW_LEAGUE,
     "trainer": _BELOW_LEAGUE | {"evaluation"},
-    "web": _BELOW_LEAGUE | {"evaluation"},
-    "serve_env": _BELOW_LEAGUE,
-    "serve_model": {"arena"},  # arena serve-model: the engines behind FastAPI
+    "web": _BELOW_LEAGUE | {"evaluation", "server_guards"},
+    "server_guards": set(),  # Host/Origin checks, JSON depth, client slots: knows no game, model or store
+    "serve_env": _BELOW_LEAGUE | {"server_guards"},
+    "serve_model": {"arena", "server_guards"},  # arena serve-model: the engines behind FastAPI
     "interop": _BELOW_LEAGUE,
     "arena_verifiers": _BELOW_LEAGUE | {"interop"},
     "llm_arena_cli": None,  # the composition root: anything
