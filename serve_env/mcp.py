@@ -104,7 +104,7 @@ async def call_tool(env: "ArenaEnvironment", name: Any, arguments: Any) -> tuple
     reward = float(view.reward or 0.0) if view.done else 0.0
     if name == "legal_moves":
         return view.legal_moves, reward, view.done
-    return env.seat_environment.game.rules, reward, view.done
+    return env.seat_environment.rules, reward, view.done
 
 
 def tool_result(data: Any) -> dict[str, Any]:
