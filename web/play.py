@@ -9,7 +9,11 @@ What a visitor may ask for is bounded, because the page is open to anyone who ca
   and `random`, league policies by name, and specs of the kinds the operator adds with
   `--play-allow` (LLM kinds spend compute; `http` would let a visitor make the server call any
   URL); a league policy is served only if its kind is allowed too;
-- a limit on games in play, idle games closed, moves and names capped and checked.
+- a limit on games in play and on games one client (IP address) holds at once
+  (server_guards.client_slots), so one visitor cannot take every slot;
+- a game closed once its player has done nothing (no start, no move) for the idle limit: looking
+  at a game (GET of its view) is not playing it, so a page left open and polling still lets go;
+- moves and names capped and checked.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from games.registry import list_games, make_game
 from league.opponent_pool import SCRIPTED_KINDS, OpponentPool, PoolFull, allowed_kinds
 from league.outside_play import OutsidePlay
 from league.store import Store
+from server_guards.client_slots import ClientSlots
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +62,8 @@ class PlayConfig:
     allowed_kinds: frozenset[str] = SCRIPTED_KINDS
     league: str = "web-play"  # the league finished matches join
     max_sessions: int = 32
-    idle_timeout_s: float = 600.0
+    max_per_client: int = 4  # games one client address holds at once
+    idle_timeout_s: float = 600.0  # without a start or a move
     opponent_timeout_s: float = 60.0
     max_move_chars: int = 1000
     max_body_bytes: int = 16 * 1024
@@ -92,6 +98,7 @@ class BrowserGame:
 
     id: str
     name: str
+    client: str  # the address whose slot it holds
     opponent: str | None  # None in a one-player game
     environment: SeatEnvironment
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -105,6 +112,8 @@ class BrowserGame:
     closed: bool = False
 
     def touch(self) -> None:
+        """The player did something (started, moved): the idle clock starts again. Reading the
+        view does not call this."""
         self.last_used = time.monotonic()
 
 
@@ -120,6 +129,9 @@ class PlayRoom:
             # front page shows that board (and the Play link) rather than "no leagues yet".
             self.outside.open_league()
         self.games_in_play: dict[str, BrowserGame] = {}  # by the id the page holds
+        self.slots = ClientSlots(config.max_sessions, config.max_per_client,
+                                 total_hint="the operator raises it with `arena web --play-sessions N`",
+                                 per_client_hint="finish or close one, or the operator raises `arena web --play-max-per-client N`")
         self.opponents = OpponentPool(config.allowed_kinds, outside=self.outside, allow_hint=ALLOW_HINT)
         self._sweeper: asyncio.Task[None] | None = None
         self._games: list[GameInfo] | None = None
@@ -140,7 +152,8 @@ class PlayRoom:
 
     # ---- the visitor's API -------------------------------------------------------------------------
     async def start(self, *, game: str, opponent: str | None, name: str, players: int | None = None,
-                    seat: int = 0, seed: int | None = None) -> BrowserGame:
+                    seat: int = 0, seed: int | None = None, client: str = "unknown") -> BrowserGame:
+        """A new game for `client` (its address: server_guards.client_slots.client_address)."""
         name = check_name(name)
         if await asyncio.to_thread(self.outside.reserved, name):  # its text names the policy's spec: not for visitors
             raise PlayError(422, f"name {name!r} belongs to a league policy; choose another name")
@@ -158,13 +171,13 @@ class PlayRoom:
                 raise PlayError(422, f"opponent {opponent!r} is you: choose another opponent or name")
             resolved[opponent] = await asyncio.to_thread(self._policy, opponent)
             opponents = [opponent] * (players - 1)
-        self._make_room()
         entry = BrowserGame(
-            id=secrets.token_urlsafe(18), name=name, opponent=None if solo else opponent,
+            id=secrets.token_urlsafe(18), name=name, client=client, opponent=None if solo else opponent,
             environment=SeatEnvironment(make_game=make_game, name=name, resolve_policy=resolved.__getitem__,
                                 opponent_timeout=self.config.opponent_timeout_s, owns_opponents=False),
             seed=random.SystemRandom().randrange(2**31) if seed is None else seed,
         )
+        self._take_slot(client)  # nothing between this and the next line can fail: the slot is the game's
         self.games_in_play[entry.id] = entry  # holds its slot while the opponents make their first moves
         try:
             async with entry.lock:
@@ -172,11 +185,11 @@ class PlayRoom:
                                                  num_players=players if solo else None)
                 await self._advanced(entry, view)
         except SeatEnvironmentError as exc:
-            self.games_in_play.pop(entry.id, None)
+            self._drop(entry)
             await entry.environment.close()
             raise PlayError(400, str(exc)) from None
         except BaseException:
-            self.games_in_play.pop(entry.id, None)
+            self._drop(entry)
             await entry.environment.close()
             raise
         entry.rules = view.rules
@@ -193,16 +206,17 @@ class PlayRoom:
         return entry
 
     def get(self, session_id: str) -> BrowserGame:
+        """The game, as it is: reading it does not keep it open (only a move does)."""
         entry = self.games_in_play.get(session_id)
         if entry is None or entry.closed:
             raise PlayError(404, "no such game: it ended, was closed after "
                                  f"{self.config.idle_timeout_s:g} s without a move, or the server restarted; start a new game")
-        entry.touch()
         return entry
 
     async def close(self, session_id: str) -> None:
-        entry = self.games_in_play.pop(session_id, None)
+        entry = self.games_in_play.get(session_id)
         if entry is not None:
+            self._drop(entry)
             await self._close(entry)
 
     # ---- housekeeping ------------------------------------------------------------------------------
@@ -213,8 +227,8 @@ class PlayRoom:
         if self._sweeper is not None:
             self._sweeper.cancel()
         for entry in list(self.games_in_play.values()):
+            self._drop(entry)
             await self._close(entry)
-        self.games_in_play.clear()
         await self.opponents.close()
         await asyncio.to_thread(self.outside.flush)
 
@@ -223,7 +237,7 @@ class PlayRoom:
         cutoff = time.monotonic() - self.config.idle_timeout_s
         idle = [e for e in self.games_in_play.values() if e.last_used < cutoff and not e.lock.locked()]
         for entry in idle:
-            self.games_in_play.pop(entry.id, None)
+            self._drop(entry)
             await self._close(entry)
         return len(idle)
 
@@ -236,17 +250,30 @@ class PlayRoom:
             except Exception:  # noqa: BLE001 - the sweeper must outlive one bad game
                 log.exception("play: sweeping idle games failed")
 
-    def _make_room(self) -> None:
-        """Free a slot for a new game: finished games go first (oldest first), then refuse."""
-        if len(self.games_in_play) < self.config.max_sessions:
-            return
-        finished = sorted((e for e in self.games_in_play.values() if e.view is not None and e.view.done and not e.lock.locked()),
-                          key=lambda e: e.last_used)
-        if not finished:
-            raise PlayError(503, f"the server is at its limit of {self.config.max_sessions} games in play; try again in a few minutes")
-        entry = finished[0]
-        self.games_in_play.pop(entry.id, None)
-        entry.closed = True  # its SeatEnvironment holds no task: the match is over
+    def _take_slot(self, client: str) -> None:
+        """Hold a slot for `client`'s new game. A finished game still holds one (its page shows
+        the result), so when the client is at its share, its own oldest finished game gives its
+        slot up; when the server is full, anyone's. Otherwise refused: 429 for the client's share,
+        503 for the server's limit."""
+        if self.slots.held_by(client) >= self.slots.per_client:
+            self._retire_finished(lambda e: e.client == client)
+        if self.slots.in_use >= self.slots.total:
+            self._retire_finished(lambda e: True)
+        refused = self.slots.take(client)
+        if refused is not None:
+            raise PlayError(503 if self.slots.in_use >= self.slots.total else 429, f"{refused}; try again in a few minutes")
+
+    def _retire_finished(self, whose: Any) -> None:
+        finished = sorted((e for e in self.games_in_play.values()
+                           if whose(e) and e.view is not None and e.view.done and not e.lock.locked()), key=lambda e: e.last_used)
+        if finished:
+            self._drop(finished[0])
+            finished[0].closed = True  # its SeatEnvironment holds no task: the match is over
+
+    def _drop(self, entry: BrowserGame) -> None:
+        """Take the game out of play and give its client's slot back (once, however it ends)."""
+        if self.games_in_play.pop(entry.id, None) is not None:
+            self.slots.give_back(entry.client)
 
     async def _close(self, entry: BrowserGame) -> None:
         entry.closed = True

@@ -32,7 +32,8 @@ def test_web_play_starts_a_new_store_with_its_league_and_serves_it(tmp_path, mon
 
     def serve(app, **options) -> None:  # instead of listening: what a browser would get
         served.update(options)
-        with TestClient(app) as client:
+        # at the address it was told to listen on: the app answers only to its own names
+        with TestClient(app, base_url=f"http://{options['host']}:{options['port']}") as client:
             served["front"] = client.get("/")
             served["play"] = client.get("/play")
             view = client.post("/api/play", json={"game": "tictactoe", "opponent": "random", "name": "guest", "seed": 3}).json()

@@ -4,6 +4,7 @@ replies and observations; the API returns them as stored."""
 from __future__ import annotations
 
 import math
+from urllib.parse import urlencode
 from datetime import date, datetime, time as dtime, timedelta, timezone
 from typing import Any, Literal
 
@@ -57,8 +58,14 @@ def router(web: WebContext) -> APIRouter:
         pages = max(1, math.ceil(total / per_page))
         params = {k: v for k, v in {"league": league, "game": game, "policy": policy, "result": result, "status": status,
                                      "since": since, "until": until, "per_page": per_page if per_page != 50 else None}.items() if v}
+        # The pager's links carry every filter: built here as one query string (the template's
+        # `urlencode` quotes a single URL segment, which turned the whole dict into one string).
+        def page_href(number: int) -> str:
+            return "?" + urlencode({**params, "page": number})
+
         return templates.TemplateResponse(request, "matches.html", base_context(
             request, league_name, rows=rows, total=total, page=page, pages=pages, per_page=per_page, filters=params,
+            newer_href=page_href(page - 1) if page > 1 else None, older_href=page_href(page + 1) if page < pages else None,
             games=data.games(league_id), policies=sorted(data.stats(league_id).get("", {})),
         ))
 

@@ -2,21 +2,23 @@
 move. Included by create_app only when play is on; otherwise these paths are 404 like any other.
 
 The page sends JSON with fetch from its own origin. Writes take a JSON body (a cross-site form
-cannot send one without a CORS preflight, which this app never grants for POST) and refuse a
-foreign Origin; a game's id, which only its page knows, is what lets a request move in it.
+cannot send one without a CORS preflight, which this app never grants for POST); a foreign Host or
+Origin was refused before the route (web.middleware), and a browser's `Sec-Fetch-Site: cross-site`
+is refused here too. A game's id, which only its page knows, is what lets a request move in it.
+Games are counted per client address (a visitor's share of the slots).
 """
 
 from __future__ import annotations
 
-import json
 from contextlib import contextmanager
 from typing import Any, Iterator
-from urllib.parse import urlsplit
 
 from fastapi import APIRouter, HTTPException, Path, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from server_guards.client_slots import client_address
+from server_guards.json_depth import JSONTooDeep, loads_bounded
 from web.context import WebContext
 from web.play import NAME_RULE, PlayError, view_out
 from web.schemas import PlayOut
@@ -39,6 +41,12 @@ class MoveIn(BaseModel):
     move: str = Field(description="your move, as text; the game judges it")
 
 
+def _json_body(model: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAPI request body of a route that reads its body itself (`_read`), so the schema
+    (and the fuzzer that works from it) knows what it takes."""
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": model.model_json_schema()}}}}
+
+
 def router(web: WebContext) -> APIRouter:
     room = web.play
     assert room is not None, "the play router is included only when play is on"
@@ -56,14 +64,14 @@ def router(web: WebContext) -> APIRouter:
             max_move=config.max_move_chars, name_rule=NAME_RULE,
         ))
 
-    @router.post("/api/play", response_model=PlayOut, status_code=201, tags=["play"])
+    @router.post("/api/play", response_model=PlayOut, status_code=201, tags=["play"], openapi_extra=_json_body(StartIn))
     async def api_start(request: Request) -> dict[str, Any]:
         """Start a game: you at `seat`, the opponent at every other seat. Answers your first view
         (the opponents before you have moved). Needs `Content-Type: application/json`."""
         body = await _read(request, StartIn, config.max_body_bytes)
         with _refusals():
             entry = await room.start(game=body.game, opponent=body.opponent, name=body.name,
-                                     players=body.players, seat=body.seat, seed=body.seed)
+                                     players=body.players, seat=body.seat, seed=body.seed, client=client_address(request))
         return view_out(entry, config.league)
 
     @router.get("/api/play/{session_id}", response_model=PlayOut, tags=["play"])
@@ -73,7 +81,7 @@ def router(web: WebContext) -> APIRouter:
             entry = room.get(session_id)
         return view_out(entry, config.league)
 
-    @router.post("/api/play/{session_id}/move", response_model=PlayOut, tags=["play"])
+    @router.post("/api/play/{session_id}/move", response_model=PlayOut, tags=["play"], openapi_extra=_json_body(MoveIn))
     async def api_move(request: Request, session_id: str = SessionId) -> dict[str, Any]:
         """Send your move; answers your next view once the opponents have moved. A rejected move
         answers the same position with the game's `feedback`; the game's invalid-move rule decides
@@ -86,7 +94,7 @@ def router(web: WebContext) -> APIRouter:
     @router.delete("/api/play/{session_id}", status_code=204, tags=["play"])
     async def api_close(request: Request, session_id: str = SessionId) -> Response:
         """Leave the game. An unfinished game is not stored."""
-        _same_origin(request)
+        _same_site(request)
         await room.close(session_id)
         return Response(status_code=204)
 
@@ -102,19 +110,18 @@ def _refusals() -> Iterator[None]:
         raise HTTPException(exc.status, str(exc)) from None
 
 
-def _same_origin(request: Request) -> None:
-    """Refuse requests a browser marks as coming from another site."""
-    origin = request.headers.get("origin")
-    if origin and urlsplit(origin).netloc != request.headers.get("host", ""):
-        raise HTTPException(403, f"cross-origin request from {origin[:100]!r} refused: play from this server's own page")
+def _same_site(request: Request) -> None:
+    """Refuse requests a browser marks as coming from another site. The Origin check in front
+    (web.middleware) admits the sites `--cors-origin` trusts to read the API; games are played from
+    this server's own page only, and fetch metadata still says so where a proxy dropped Origin."""
     if request.headers.get("sec-fetch-site") == "cross-site":
         raise HTTPException(403, "cross-site request refused: play from this server's own page")
 
 
 async def _read(request: Request, model: type[BaseModel], limit: int) -> Any:
-    """The JSON body as `model`, or one clear error: 415 not JSON, 403 cross-origin, 413 too large,
-    400 unparsable, 422 a field wrong."""
-    _same_origin(request)
+    """The JSON body as `model`, or one clear error: 415 not JSON, 403 cross-site, 413 too large,
+    400 unparsable or nested too deep, 422 a field wrong."""
+    _same_site(request)
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type != "application/json":
         raise HTTPException(415, "send the body as JSON with Content-Type: application/json")
@@ -127,7 +134,9 @@ async def _read(request: Request, model: type[BaseModel], limit: int) -> Any:
         if len(body) > limit:
             raise HTTPException(413, f"request body over {limit} bytes")
     try:
-        data = json.loads(body)
+        data = loads_bounded(bytes(body))
+    except JSONTooDeep as exc:  # the middleware refuses it first; this route does not rely on that
+        raise HTTPException(400, f"body: {exc}") from None
     except ValueError as exc:
         raise HTTPException(400, f"body: invalid JSON: {exc}"[:200]) from None
     try:
