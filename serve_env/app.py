@@ -6,6 +6,11 @@ in a page. Compatibility is tested against openenv-core's own unmodified client 
 
 As in OpenEnv, only WS /ws keeps a session: POST /reset and GET /state each answer from a fresh
 environment, and POST /step, which has no episode to step, says to use /ws.
+
+What a client can send is bounded (docs/openenv.md, "Security"): Host and Origin are checked
+(server_guards.origins), sessions are capped in all and per client address, and a stateless reset
+holds a slot while it runs; messages, JSON nesting and every reply are capped; game code runs off
+the event loop with a deadline per call (arena.seat_environment).
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from arena.redaction import install_log_redaction, redact
+from server_guards.client_slots import ClientSlots, client_address
+from server_guards.json_depth import BoundedJSONBodies, JSONTooDeep, loads_bounded
+from server_guards.origins import HostAndOriginGuard, OriginPolicy
 from arena.seat_environment import SeatEnvironmentError
 from serve_env.environment import ArenaEnvironment, ServeConfig
 from serve_env.mcp import MCP_STEP_TYPES, jsonrpc, step_observation
@@ -40,6 +48,9 @@ def build_app(config: ServeConfig) -> FastAPI:
                   description="Every playable game of this arena as an OpenEnv environment. Sessions live on WS /ws.")
     active: set[ArenaEnvironment] = set()
     app.state.active_sessions = active
+    slots = ClientSlots(config.max_sessions, config.max_sessions_per_client,
+                        total_hint="the server's --max-sessions", per_client_hint="the server's --max-sessions-per-client")
+    app.state.slots = slots
     pool = config.opponent_pool()
     app.router.on_shutdown.append(pool.close)
 
@@ -64,6 +75,9 @@ def build_app(config: ServeConfig) -> FastAPI:
             "max_concurrent_envs": config.max_sessions,
             "session_timeout": config.idle_timeout,
             "max_message_bytes": config.max_message_bytes,
+            "max_sessions_per_client": config.max_sessions_per_client,
+            "max_reply_bytes": config.max_reply_bytes,
+            "game_call_timeout": config.game_call_timeout,
             "documentation_url": "docs/openenv.md",
         }
 
@@ -79,14 +93,24 @@ def build_app(config: ServeConfig) -> FastAPI:
         }
 
     @app.post("/reset")
-    async def reset(body: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def reset(request: Request, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        # Stateless, yet it runs a game: it holds a session slot while it does.
+        client = client_address(request)
+        refused = slots.take(client)
+        if refused:
+            return JSONResponse({"detail": refused}, status_code=429)  # type: ignore[return-value]
         env = ArenaEnvironment(config, pool)
         try:
-            return await env.reset(body or {})
+            payload = await env.reset(body or {})
         except ValidationError as exc:
             return JSONResponse({"detail": _errors(exc)}, status_code=422)  # type: ignore[return-value]
         finally:
             await env.close()
+            slots.give_back(client)
+        too_big = _reply_refusal(len(json.dumps(payload, ensure_ascii=False).encode()), config)
+        if too_big:
+            return JSONResponse({"detail": too_big}, status_code=400)  # type: ignore[return-value]
+        return payload
 
     @app.post("/step")
     async def step(body: StepRequest) -> dict[str, Any]:
@@ -100,7 +124,9 @@ def build_app(config: ServeConfig) -> FastAPI:
     async def mcp(request: Request) -> dict[str, Any]:
         # Stateless, as in OpenEnv: tools/list answers here; tools/call needs a WS session (serve_env.mcp).
         try:
-            body = await request.json()
+            body = loads_bounded(await request.body())
+        except JSONTooDeep as exc:
+            return JSONResponse({"detail": str(exc)}, status_code=400)  # type: ignore[return-value]
         except ValueError:
             body = None
         return await jsonrpc(None, body)
@@ -108,10 +134,12 @@ def build_app(config: ServeConfig) -> FastAPI:
     @app.websocket("/ws")
     async def websocket_session(websocket: WebSocket) -> None:
         await websocket.accept()
-        if len(active) >= config.max_sessions:
+        client = client_address(websocket)
+        refused = slots.take(client)
+        if refused:
             await websocket.send_text(json.dumps(error_payload(
-                f"server at capacity: {len(active)}/{config.max_sessions} sessions", ErrorCode.CAPACITY_REACHED,
-                active_sessions=len(active), max_sessions=config.max_sessions)))
+                refused, ErrorCode.CAPACITY_REACHED, active_sessions=slots.in_use, max_sessions=config.max_sessions,
+                max_sessions_per_client=config.max_sessions_per_client)))
             await websocket.close()
             return
         env = ArenaEnvironment(config, pool)
@@ -122,14 +150,25 @@ def build_app(config: ServeConfig) -> FastAPI:
             pass
         finally:
             active.discard(env)
+            slots.give_back(client)
             await env.close()
             try:
                 await websocket.close()
             except (RuntimeError, WebSocketDisconnect):
                 pass  # already closed by the client
 
+    app.add_middleware(BoundedJSONBodies, max_bytes=config.max_message_bytes)
     app.add_middleware(BoundedBodies, limit=config.max_message_bytes)
+    policy = OriginPolicy.for_bind(config.bind_host, hosts=config.allowed_hosts, origins=config.allowed_origins,
+                                   origin_hint="the server's --allow-origin adds one", host_hint="the server's --allowed-host adds one")
+    app.add_middleware(HostAndOriginGuard, policy=policy)  # added last: it runs first
     return app
+
+
+def _reply_refusal(size: int, config: ServeConfig) -> str | None:
+    if size <= config.max_reply_bytes:
+        return None
+    return f"a reply of {size} bytes is over the server's --max-reply-kb={config.max_reply_bytes // 1024}: episode ended"
 
 
 class BoundedBodies:
@@ -195,13 +234,20 @@ async def _serve(websocket: WebSocket, env: ArenaEnvironment, config: ServeConfi
         reply = await _answer(env, raw)
         if reply is None:
             return
-        await websocket.send_text(json.dumps(reply, ensure_ascii=False))
+        text = json.dumps(reply, ensure_ascii=False)
+        too_big = _reply_refusal(len(text.encode()), config)
+        if too_big:  # the session ends: its episode cannot be shown to the client
+            await websocket.send_text(json.dumps(error_payload(too_big, ErrorCode.EXECUTION_ERROR)))
+            return
+        await websocket.send_text(text)
 
 
 async def _answer(env: ArenaEnvironment, raw: str) -> dict[str, Any] | None:
     """The reply to one WS message, or None for `close`."""
     try:
-        message = json.loads(raw)
+        message = loads_bounded(raw)
+    except JSONTooDeep as exc:
+        return error_payload(str(exc), ErrorCode.INVALID_JSON)
     except json.JSONDecodeError as exc:
         return error_payload(f"Invalid JSON: {exc}", ErrorCode.INVALID_JSON)
     if not isinstance(message, dict):

@@ -19,6 +19,12 @@ def serve_env_command(
     idle_timeout: float = typer.Option(300.0, "--idle-timeout", min=1.0, help="Seconds a session may stay silent before it is closed."),
     max_message_kb: int = typer.Option(64, "--max-message-kb", min=1, help="Largest accepted message (KiB)."),
     opponent_timeout: float = typer.Option(60.0, "--opponent-timeout", min=0.1, help="Seconds per opponent move; slower opponents fall under the game's invalid-move rule."),
+    allowed_host: Optional[list[str]] = typer.Option(None, "--allowed-host", help="Host name clients may reach the server by, besides the bound address (repeatable; e.g. behind a proxy). Other Host headers are refused (DNS rebinding)."),
+    allow_origin: Optional[list[str]] = typer.Option(None, "--allow-origin", help="Web page origin (scheme://host:port) allowed to open /ws and POST (repeatable). Default: none; tools that send no Origin pass."),
+    max_sessions_per_client: int = typer.Option(8, "--max-sessions-per-client", min=1, help="Concurrent sessions one client address may hold (a stateless POST /reset holds one while it runs)."),
+    max_reply_kb: int = typer.Option(1024, "--max-reply-kb", min=1, help="Largest reply the server sends (KiB); a larger one ends its session with an error."),
+    game_call_timeout: float = typer.Option(5.0, "--game-call-timeout", min=0.1, help="Seconds one call into a game's code may take; past it the session's episode ends with an error."),
+    max_view_kb: int = typer.Option(512, "--max-view-kb", min=1, help="Largest view (observation text and legal moves, KiB) a game may hand a client; a larger one ends the episode."),
 ) -> None:
     """Serve every playable game (native and textarena:) over OpenEnv's protocol (WS /ws, /reset, /step, /state, /schema).
 
@@ -40,7 +46,9 @@ def serve_env_command(
     config = ServeConfig(
         game=game, opponents=list(opponent or []), allowed_kinds=allowed,
         max_sessions=max_sessions, idle_timeout=idle_timeout, max_message_bytes=max_message_kb * 1024,
-        opponent_timeout=opponent_timeout,
+        opponent_timeout=opponent_timeout, bind_host=host, allowed_hosts=list(allowed_host or []),
+        allowed_origins=list(allow_origin or []), max_sessions_per_client=max_sessions_per_client,
+        max_reply_bytes=max_reply_kb * 1024, game_call_timeout=game_call_timeout, max_view_bytes=max_view_kb * 1024,
     )
     for spec in config.opponents:
         try:

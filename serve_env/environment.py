@@ -11,7 +11,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.seat_environment import SeatEnvironment, SeatEnvironmentError
+from arena.game_guard import DEFAULT_GAME_CALL_TIMEOUT
+from arena.seat_environment import DEFAULT_MAX_VIEW_BYTES, GameFactory, SeatEnvironment, SeatEnvironmentError
 from games.registry import make_game
 from league.opponent_pool import SCRIPTED_KINDS, OpponentPool
 from league.outside_play import OutsidePlay
@@ -34,6 +35,14 @@ class ServeConfig:
     max_sessions: int = 64
     idle_timeout: float = 300.0
     max_message_bytes: int = 64 * 1024
+    bind_host: str = "127.0.0.1"  # the names a Host header may carry follow from it (server_guards.origins)
+    allowed_hosts: list[str] = field(default_factory=list)  # more Host names (--allowed-host)
+    allowed_origins: list[str] = field(default_factory=list)  # cross-site origins allowed (--allow-origin)
+    max_sessions_per_client: int = 8
+    max_reply_bytes: int = 1024 * 1024
+    game_call_timeout: float = DEFAULT_GAME_CALL_TIMEOUT
+    max_view_bytes: int = DEFAULT_MAX_VIEW_BYTES
+    game_factory: GameFactory = make_game  # the games offered (tests inject misbehaving ones)
 
     def opponent_pool(self) -> OpponentPool:
         """The server's opponents. League policies are played whatever their kind: the league's
@@ -46,7 +55,10 @@ class ArenaEnvironment:
 
     def __init__(self, config: ServeConfig, pool: OpponentPool) -> None:
         self.config = config
-        self.seat_environment = SeatEnvironment(make_game=make_game, resolve_policy=pool.get, opponent_timeout=config.opponent_timeout, owns_opponents=False)
+        self.seat_environment = SeatEnvironment(
+            make_game=config.game_factory, resolve_policy=pool.get, opponent_timeout=config.opponent_timeout, owns_opponents=False,
+            game_call_timeout=config.game_call_timeout, max_view_bytes=config.max_view_bytes,
+        )
         self.episode_id: str | None = None
         self.step_count = 0
         self.seed = 0

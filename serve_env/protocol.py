@@ -18,6 +18,7 @@ from arena.match import MAX_REPLY_CHARS
 from arena.redaction import redact
 from arena.seat_environment import SeatView
 
+MAX_SEED = 2**63 - 1  # the store keeps seeds as signed 64-bit integers (league.db)
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@+-]{0,63}$"
 
 
@@ -38,7 +39,7 @@ class ResetParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     game: str | None = Field(default=None, max_length=200, description="Game id, e.g. tictactoe or textarena:TicTacToe-v0 (default: the server's --game)")
-    seed: int | None = Field(default=None, ge=0, description="Seed of the episode; the same seed, seat, options and opponents replay the same episode (default: a random seed, reported back)")
+    seed: int | None = Field(default=None, ge=0, le=MAX_SEED, description="Seed (0..2**63-1, what the store holds) of the episode; the same seed, seat, options and opponents replay the same episode (default: a random seed, reported back)")
     seat: int = Field(default=0, ge=0, description="The client's seat (0-based)")
     options: dict[str, Any] | None = Field(default=None, description="Game options, as `arena play` takes them")
     opponents: list[str] | None = Field(default=None, max_length=15, description="Policy specs or league policy names for the other seats, in seat order; empty = hot-seat (the client plays every seat)")

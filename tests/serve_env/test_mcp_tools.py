@@ -15,6 +15,8 @@ from fastapi.testclient import TestClient
 from serve_env.app import build_app
 from serve_env.environment import ServeConfig
 from tests.local_server import serve_in_thread
+
+TEST_HOSTS = ["testserver"]  # TestClient's Host: a name the server must be told about (--allowed-host)
 from tests.serve_env.openenv_venv import openenv_python
 
 CLIENT_SCRIPT = Path(__file__).with_name("openenv_mcp_play.py")
@@ -24,7 +26,7 @@ TIC = {"game": "tictactoe", "seed": 3, "seat": 1, "opponents": ["bot"]}
 @pytest.mark.slow  # the client venv's imports (gradio, fastmcp) take several seconds
 def test_openenv_mcp_tool_client_plays_through_the_tools() -> None:
     resets = [TIC, {"game": "textarena:TicTacToe-v0", "seed": 2, "opponents": ["random"]}]
-    with serve_in_thread(build_app(ServeConfig())) as url:
+    with serve_in_thread(build_app(ServeConfig(allowed_hosts=TEST_HOSTS))) as url:
         done = subprocess.run([openenv_python(), str(CLIENT_SCRIPT), url, json.dumps(resets)],
                               capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -46,7 +48,7 @@ def test_openenv_mcp_tool_client_plays_through_the_tools() -> None:
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[TestClient]:
-    with TestClient(build_app(ServeConfig())) as c:
+    with TestClient(build_app(ServeConfig(allowed_hosts=TEST_HOSTS))) as c:
         yield c
 
 

@@ -15,6 +15,8 @@ from fastapi.testclient import TestClient
 from serve_env.app import build_app
 from serve_env.environment import ServeConfig
 from tests.local_server import serve_in_thread
+
+TEST_HOSTS = ["testserver"]  # TestClient's Host: a name the server must be told about (--allowed-host)
 from tests.serve_env.openenv_venv import openenv_python
 
 CLIENT_SCRIPT = Path(__file__).with_name("openenv_client_play.py")
@@ -22,7 +24,7 @@ CLIENT_SCRIPT = Path(__file__).with_name("openenv_client_play.py")
 
 @pytest.fixture(scope="module")
 def server_url() -> Iterator[str]:
-    with serve_in_thread(build_app(ServeConfig())) as url:
+    with serve_in_thread(build_app(ServeConfig(allowed_hosts=TEST_HOSTS))) as url:
         yield url
 
 
@@ -78,7 +80,7 @@ def ws_exchange(client: TestClient, *messages: dict | str) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[TestClient]:
-    with TestClient(build_app(ServeConfig(max_message_bytes=4096))) as c:
+    with TestClient(build_app(ServeConfig(allowed_hosts=TEST_HOSTS, max_message_bytes=4096))) as c:
         yield c
 
 
@@ -112,7 +114,7 @@ def test_protocol_errors(client: TestClient) -> None:
 
 
 def test_capacity_and_idle_timeout() -> None:
-    with TestClient(build_app(ServeConfig(max_sessions=1, idle_timeout=1.0))) as small:
+    with TestClient(build_app(ServeConfig(allowed_hosts=TEST_HOSTS, max_sessions=1, idle_timeout=1.0))) as small:
         with small.websocket_connect("/ws") as first:
             first.send_text(json.dumps({"type": "reset", "data": {"seed": 0}}))
             assert json.loads(first.receive_text())["type"] == "observation"
@@ -150,7 +152,7 @@ def test_db_stores_finished_episodes_as_rated_league_matches(tmp_path: Path) -> 
     store = Store(f"sqlite:///{tmp_path / 'arena.db'}")
     store.upsert_policy("champion", "bot")
     outside = OutsidePlay(store, "outside", rerate_every_s=0.0)
-    config = ServeConfig(outside=outside)
+    config = ServeConfig(allowed_hosts=TEST_HOSTS, outside=outside)
     with TestClient(build_app(config)) as app:
         with app.websocket_connect("/ws") as ws:
             ws.send_text(json.dumps({"type": "reset", "data": {"name": "champion", "opponents": ["bot"]}}))
@@ -170,7 +172,7 @@ def test_db_stores_finished_episodes_as_rated_league_matches(tmp_path: Path) -> 
 
 
 def test_consecutive_sessions_ask_for_the_same_opponent() -> None:
-    app = build_app(ServeConfig())
+    app = build_app(ServeConfig(allowed_hosts=TEST_HOSTS))
     with TestClient(app) as shared:
         for _ in range(2):
             reply, = ws_exchange(shared, {"type": "reset", "data": {"seed": 1, "opponents": ["random,seed=z"]}})
