@@ -71,6 +71,9 @@ def web_command(
         # A driver's or SQLAlchemy's message may quote the URL it could not use, password and all (fail redacts it).
         raise fail(f"cannot open the league store: {type(exc).__name__}: {detail}")
     typer.echo(f"arena web: http://{host}:{port}/  (store: {app.state.data.store._safe_url()}{', new' if new_store else ''}; writes {'enabled' if os.environ.get('ARENA_WEB_TOKEN') else 'disabled'})")
+    if host.strip() in ("0.0.0.0", "::", "") and not allowed_host:
+        # It cannot know the names it is reached by, so the Host check (DNS rebinding) is off.
+        typer.echo("note: bound to every interface without --allowed-host: any Host name is admitted; name the server's with --allowed-host")
     if play_config is not None:
         typer.echo(f"play: http://{host}:{port}/play  (opponents: {', '.join(sorted(play_config.allowed_kinds))} and league policies of those kinds; "
                    f"finished games join league {play_config.league})")

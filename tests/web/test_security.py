@@ -211,3 +211,17 @@ def test_every_limit_is_a_flag_with_its_default_in_help():
     for bad in (["--play-max-per-client", "0"], ["--play-idle", "0"]):
         result = CliRunner().invoke(app, ["web", "--play", *bad])
         assert result.exit_code == 2, bad
+
+
+def test_binding_every_interface_without_names_says_the_host_check_is_off(tmp_path, monkeypatch):
+    import uvicorn
+    from typer.testing import CliRunner
+
+    from llm_arena_cli.app import app
+
+    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: None)
+    url = f"sqlite:///{tmp_path / 'games.db'}"
+    said = CliRunner().invoke(app, ["web", "--play", "--db", url, "--host", "0.0.0.0"]).output
+    assert "any Host name is admitted" in said
+    named = CliRunner().invoke(app, ["web", "--play", "--db", url, "--host", "0.0.0.0", "--allowed-host", "arena.example"])
+    assert named.exit_code == 0 and "any Host name" not in named.output
