@@ -358,6 +358,7 @@ class SeatEnvironment:
         self._episode: _Episode | None = None
         self._thread: _EpisodeThread | None = None
         self._ended: str | None = None  # why a limit ended the episode
+        self._label = ""  # the game id asked for, named in overrun errors
 
     @property
     def record(self) -> MatchRecord | None:
@@ -376,7 +377,7 @@ class SeatEnvironment:
     ) -> SeatView:
         """Start a new episode (closing any running one). `opponents` are policy specs for the other
         seats in seat order; none means hot-seat with `num_players` seats (default: the game's minimum)."""
-        await self._stop()
+        await self._stop(keep_thread=True)  # one thread serves every episode until close or an overrun
         opponents = [str(s) for s in (opponents or [])]
         options = dict(options or {})
         try:
@@ -388,9 +389,10 @@ class SeatEnvironment:
             if num_players is not None and num_players != len(opponents) + 1:
                 raise SeatEnvironmentError(f"{len(opponents)} opponent(s) make {len(opponents) + 1} players, not {num_players}")
             num_players = len(opponents) + 1
-        if self.isolate_games:
-            self._thread = _EpisodeThread(f"episode-{game[:40]}")
-            WATCHDOG.watch(self._thread.ident, self.game_call_timeout, self._overrun_handler(self._thread, game))
+        self._label = game
+        if self.isolate_games and self._thread is None:
+            self._thread = _EpisodeThread(f"episode-{self.name[:40]}")
+            WATCHDOG.watch(self._thread.ident, self.game_call_timeout, self._overrun_handler(self._thread))
         try:
             return await self._start(game, seed, seat, options, opponents, num_players)
         except EpisodeEnded as exc:
@@ -505,9 +507,9 @@ class SeatEnvironment:
             await self._close_policies()
         return view
 
-    def _overrun_handler(self, thread: _EpisodeThread, game: str) -> Callable[[str], None]:
+    def _overrun_handler(self, thread: _EpisodeThread) -> Callable[[str], None]:
         def on_overrun(message: str) -> None:  # on the watchdog's thread
-            thread.fail(EpisodeEnded(f"{game}: {message}: episode ended"))
+            thread.fail(EpisodeEnded(f"{self._label}: {message}: episode ended"))
         return on_overrun
 
     async def _end(self, why: str) -> None:
@@ -520,9 +522,13 @@ class SeatEnvironment:
             if thread.thread.is_alive():
                 WATCHDOG.abandoned += 1
 
-    async def _stop(self) -> None:
+    async def _stop(self, keep_thread: bool = False) -> None:
         episode, thread = self._episode, self._thread
-        self._episode, self._thread, self._ended = None, None, None
+        # After an overrun the thread may still be unwinding (or stuck in C): never reused.
+        keep_thread = keep_thread and self._ended is None and thread is not None and thread.thread.is_alive()
+        self._episode, self._ended = None, None
+        if not keep_thread:
+            self._thread = None
         self.game, self.rules = None, ""
         if episode is not None:
             try:
@@ -532,7 +538,7 @@ class SeatEnvironment:
                     await asyncio.wait_for(thread.submit(episode.stop()), self.game_call_timeout + 1.0)
             except (asyncio.TimeoutError, Exception):
                 pass  # a stuck or failed episode is let go below
-        if thread is not None:
+        if thread is not None and not keep_thread:
             WATCHDOG.unwatch(thread.ident)
             thread.stop()
         await self._close_policies()
