@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 import typer
@@ -50,6 +51,9 @@ def serve_env_command(
         allowed_origins=list(allow_origin or []), max_sessions_per_client=max_sessions_per_client,
         max_reply_bytes=max_reply_kb * 1024, game_call_timeout=game_call_timeout, max_view_bytes=max_view_kb * 1024,
     )
+    for origin in config.allowed_origins:
+        if not re.fullmatch(r"https?://[^/\s]+", origin.strip()):
+            raise fail(f"--allow-origin {origin!r}: an origin is scheme://host[:port], e.g. http://127.0.0.1:3000")
     for spec in config.opponents:
         try:
             PolicySpec.parse(spec)

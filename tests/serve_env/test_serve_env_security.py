@@ -148,3 +148,10 @@ def test_every_limit_is_a_flag_in_help() -> None:
     assert result.exit_code == 0
     for flag in ("--allowed-host", "--allow-origin", "--max-sessions-per-client", "--max-reply-kb", "--game-call-timeout", "--max-view-kb"):
         assert flag in result.output
+
+
+def test_a_malformed_allow_origin_is_bad_input() -> None:
+    from llm_arena_cli.app import app
+
+    result = CliRunner().invoke(app, ["serve-env", "--allow-origin", "evil.example/path"])
+    assert result.exit_code == 2 and "--allow-origin 'evil.example/path'" in result.output
