@@ -28,6 +28,7 @@ import concurrent.futures
 import hashlib
 import json
 import threading
+import weakref
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -305,6 +306,11 @@ class _EpisodeThread:
                 pass  # closed in between
 
 
+def _let_go(thread: _EpisodeThread) -> None:
+    WATCHDOG.unwatch(thread.ident)
+    thread.stop()
+
+
 def _settle(future: concurrent.futures.Future[Any], result: Any = None, exc: BaseException | None = None) -> None:
     try:
         if exc is not None:
@@ -391,8 +397,9 @@ class SeatEnvironment:
             num_players = len(opponents) + 1
         self._label = game
         if self.isolate_games and self._thread is None:
-            self._thread = _EpisodeThread(f"episode-{self.name[:40]}")
-            WATCHDOG.watch(self._thread.ident, self.game_call_timeout, self._overrun_handler(self._thread))
+            self._thread = thread = _EpisodeThread(f"episode-{self.name[:40]}")
+            WATCHDOG.watch(thread.ident, self.game_call_timeout, self._overrun_handler(thread))
+            weakref.finalize(self, _let_go, thread)  # a caller that never closes must not keep the thread
         try:
             return await self._start(game, seed, seat, options, opponents, num_players)
         except EpisodeEnded as exc:
@@ -508,8 +515,11 @@ class SeatEnvironment:
         return view
 
     def _overrun_handler(self, thread: _EpisodeThread) -> Callable[[str], None]:
+        me = weakref.ref(self)  # the watchdog must not keep an unclosed environment alive
+
         def on_overrun(message: str) -> None:  # on the watchdog's thread
-            thread.fail(EpisodeEnded(f"{self._label}: {message}: episode ended"))
+            environment = me()
+            thread.fail(EpisodeEnded(f"{environment._label if environment else 'game'}: {message}: episode ended"))
         return on_overrun
 
     async def _end(self, why: str) -> None:

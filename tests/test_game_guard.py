@@ -149,3 +149,19 @@ def test_the_watchdog_raises_game_overrun_in_the_watched_thread() -> None:
     assert not worker.is_alive() and len(caught) == 1
     assert told == ["game call step took over 0.1s"]
     assert WATCHDOG is not dog
+
+
+def test_an_environment_dropped_without_close_lets_its_thread_go() -> None:
+    import gc
+
+    async def run() -> threading.Thread:
+        env = environment()
+        await env.reset("tictactoe", seed=1, opponents=["random"])
+        thread = env._thread.thread
+        del env
+        gc.collect()
+        return thread
+
+    thread = asyncio.run(run())
+    thread.join(3)
+    assert not thread.is_alive()
