@@ -29,6 +29,7 @@ from server_guards.client_slots import ClientSlots, client_address
 from server_guards.json_depth import BoundedJSONBodies, JSONTooDeep, loads_bounded
 from server_guards.origins import HostAndOriginGuard, OriginPolicy
 from arena.seat_environment import SeatEnvironmentError
+from server_guards.body_size import BoundedBodies
 from serve_env.environment import ArenaEnvironment, ServeConfig
 from serve_env.mcp import MCP_STEP_TYPES, jsonrpc, step_observation
 from serve_env.protocol import ErrorCode, GameAction, GameObservation, GameState, error_payload
@@ -169,48 +170,6 @@ def _reply_refusal(size: int, config: ServeConfig) -> str | None:
     if size <= config.max_reply_bytes:
         return None
     return f"a reply of {size} bytes is over the server's --max-reply-kb={config.max_reply_bytes // 1024}: episode ended"
-
-
-class BoundedBodies:
-    """Refuses HTTP bodies over `limit` bytes with 413, whether the client declares the length or
-    streams the body chunked (a declared length is checked before anything is read)."""
-
-    def __init__(self, app: Any, limit: int) -> None:
-        self.app, self.limit = app, limit
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
-            return await self._refuse(send)
-        seen = 0
-        refused = False
-
-        async def bounded_receive() -> dict[str, Any]:
-            # Over the limit: answer 413 ourselves and tell the app the client left, so it stops
-            # reading (an exception here would be turned into a 400 by the body parser).
-            nonlocal seen, refused
-            if refused:
-                return {"type": "http.disconnect"}
-            message = await receive()
-            seen += len(message.get("body", b""))
-            if seen > self.limit:
-                refused = True
-                await self._refuse(send)
-                return {"type": "http.disconnect"}
-            return message
-
-        async def guarded_send(message: dict[str, Any]) -> None:
-            if not refused:  # once refused, the app's own answer is dropped
-                await send(message)
-
-        await self.app(scope, bounded_receive, guarded_send)
-
-    async def _refuse(self, send: Any) -> None:
-        body = json.dumps({"detail": f"request body over {self.limit} bytes"}).encode()
-        await send({"type": "http.response.start", "status": 413, "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
 
 
 async def _serve(websocket: WebSocket, env: ArenaEnvironment, config: ServeConfig) -> None:

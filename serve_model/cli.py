@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
 
 def serve_model_command(
     model: str = typer.Argument("local", help="`local` (the shipped SmolLM2), a Hugging Face id or a model folder."),
-    host: str = typer.Option("127.0.0.1", help="Interface to listen on (loopback by default: there is no auth)."),
+    host: str = typer.Option("127.0.0.1", help="Interface to listen on (loopback by default; set ARENA_SERVE_MODEL_KEY to require a bearer key)."),
     port: int = typer.Option(8000, help="TCP port."),
     adapter: Optional[list[str]] = typer.Option(None, "--adapter", help="A peft LoRA folder to serve too (repeatable); select it by its path in `model`."),
     faults: str = typer.Option("", help='Fault injection for tests, e.g. "429=0.1,500=0.1,timeout=0.05,garbage=0.1".'),
@@ -27,6 +27,10 @@ def serve_model_command(
     max_batch: int = typer.Option(32, min=1, help="hf engine: most requests in one generate call."),
     max_wait_ms: float = typer.Option(50.0, min=0, help="hf engine: longest wait for stragglers before a batch starts."),
     log_level: str = typer.Option("warning", help="uvicorn log level."),
+    max_tokens_cap: int = typer.Option(4096, "--max-tokens-cap", min=1, help="Largest max_tokens a request may ask for; above it the request is refused with 400."),
+    max_request_kb: Optional[int] = typer.Option(None, "--max-request-kb", min=1, help="Largest request body (KiB); default: the model's context x 32 bytes, at least 64 KiB."),
+    allowed_host: Optional[list[str]] = typer.Option(None, "--allowed-host", help="A Host name clients reach the server by, besides the bound address (repeatable; DNS-rebinding check)."),
+    allow_origin: Optional[list[str]] = typer.Option(None, "--allow-origin", help="A browser origin allowed to POST, e.g. https://notebook.example (repeatable); none by default."),
 ) -> None:
     """Serve a local model over /v1/chat/completions and /v1/models (OpenAI-compatible).
 
@@ -38,7 +42,7 @@ def serve_model_command(
     from arena.user_errors import fail
     from arena.llm.engines import ENGINE_CHOICES, EngineOptions, open_engine, scoring_engine
     from arena.llm.engines.registry import engine_kind
-    from serve_model.server import FaultConfig
+    from serve_model.server import FaultConfig, ServeLimits
     from arena.policy import PolicySpecError
 
     console = Console(stderr=True, highlight=False)
@@ -60,7 +64,9 @@ def serve_model_command(
             # tools / json schemas with an enum are answered by scoring the enum values: on an engine
             # that cannot score (vLLM), the hf engine of the same base does it, and the line below says so
             scorer = scoring_engine(served_engine, adapter or [])
-            app = create_app(served_engine, served_name=model, adapters=adapter or [], faults=fault_config, scorer=scorer)
+            limits = ServeLimits(max_tokens_cap=max_tokens_cap, max_request_bytes=max_request_kb * 1024 if max_request_kb else None,
+                                 bind_host=host, allowed_hosts=tuple(allowed_host or ()), allowed_origins=tuple(allow_origin or ()))
+            app = create_app(served_engine, served_name=model, adapters=adapter or [], faults=fault_config, scorer=scorer, limits=limits)
     except PolicySpecError as exc:  # a missing model or adapter, engine=vllm where it cannot run
         raise fail(str(exc))
     served = ", ".join([model, *(adapter or [])])

@@ -22,6 +22,12 @@ schemas, the same fault injection, and the exact token ids of every reply.
   `tool_calls` message (or JSON content). Without an enum, the model's free text is wrapped into
   the first string property. `{"type": "json_object"}` returns the first JSON object in the reply,
   else the reply wrapped as `{"text": ...}`.
+- Limits (`ServeLimits`, each a flag of `arena serve-model`): a request body is capped in bytes
+  (by default from the model's context), a prompt that does not fit the context with its
+  `max_tokens` and a `max_tokens` above the cap are refused at once with 400 naming the limit,
+  prompts are counted off the event loop, Host and Origin are checked (server_guards), JSON nested
+  past 32 levels is refused, and `ARENA_SERVE_MODEL_KEY`, when set, is the bearer key every /v1
+  request must carry (docs/serve-model.md#security).
 - Fault injection for tests (`faults=`): a seeded fraction of requests gets a 429 with Retry-After,
   a 500, a hang longer than any sensible client timeout, or a 200 whose content is garbage.
 """
@@ -29,7 +35,9 @@ schemas, the same fault injection, and the exact token ids of every reply.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
+import os
 import random
 import threading
 import time
@@ -45,9 +53,33 @@ from pydantic import BaseModel, ConfigDict, Field
 from arena.llm.engines import CannotScore, Engine, Generation, PromptTooLong, SamplingParams
 from arena.llm.engines.contract import adapter_key
 from arena.llm.model import ModelNotAvailable
+from arena.redaction import remember_secret
 from serve_model.sse import completion_events
+from server_guards.body_size import BoundedBodies
+from server_guards.json_depth import BoundedJSONBodies
+from server_guards.origins import HostAndOriginGuard, OriginPolicy
 
 DEFAULT_MAX_TOKENS = 256
+DEFAULT_MAX_TOKENS_CAP = 4096
+API_KEY_ENV = "ARENA_SERVE_MODEL_KEY"
+BYTES_PER_CONTEXT_TOKEN = 32  # a token is ~4 characters of text; room for JSON escapes and multi-byte text
+MIN_REQUEST_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class ServeLimits:
+    """What one request may ask of the server (the flags of `arena serve-model`)."""
+
+    max_tokens_cap: int = DEFAULT_MAX_TOKENS_CAP  # --max-tokens-cap: a larger max_tokens is refused, not lowered
+    max_request_bytes: int | None = None  # --max-request-kb; None: sized from the model's context
+    bind_host: str | None = None  # the address served on: its names pass the Host check (None: any Host)
+    allowed_hosts: tuple[str, ...] = ()  # --allowed-host
+    allowed_origins: tuple[str, ...] = ()  # --allow-origin
+
+    def request_bytes(self, context_length: int) -> int:
+        if self.max_request_bytes is not None:
+            return self.max_request_bytes
+        return max(MIN_REQUEST_BYTES, context_length * BYTES_PER_CONTEXT_TOKEN)
 MAX_MESSAGES = 1000
 MAX_CONTENT_CHARS = 200_000  # per message: requests are untrusted too
 FAULT_KINDS = ("429", "500", "timeout", "garbage")
@@ -156,11 +188,15 @@ def create_app(
     faults: FaultConfig | dict[str, float] | None = None,
     fault_seed: int = 0,
     scorer: Engine | None = None,
+    limits: ServeLimits | None = None,
 ) -> FastAPI:
     """A FastAPI app serving `engine` under `served_name`, plus the given LoRA adapters. Enum
     choices (tools, JSON schemas) are scored on `scorer` (default: `engine`, which must then be
     able to score); /health names both engines."""
     scorer = scorer or engine
+    limits = limits or ServeLimits()
+    api_key = os.environ.get(API_KEY_ENV) or None
+    remember_secret(api_key)  # masked wherever it might be echoed (logs, errors)
     for path in adapters or []:
         engine.load_adapter(path)
         if scorer is not engine:
@@ -179,6 +215,27 @@ def create_app(
     app = FastAPI(title="arena serve-model", version="1", docs_url="/docs")
     app.state.engine = engine
     app.state.faults = draw
+    app.state.limits = limits
+    context_length = int(getattr(engine, "context_length", 0) or 0)
+    # Added innermost first: the Host/Origin guard answers before a byte of the body is read.
+    app.add_middleware(BoundedJSONBodies)
+    app.add_middleware(BoundedBodies, limit=limits.request_bytes(context_length), hint="--max-request-kb raises it")
+    policy = (OriginPolicy.for_bind(limits.bind_host, hosts=limits.allowed_hosts, origins=limits.allowed_origins,
+                                    origin_hint="--allow-origin adds one", host_hint="--allowed-host adds one")
+              if limits.bind_host is not None else
+              OriginPolicy(None, frozenset(limits.allowed_origins), origin_hint="--allow-origin adds one"))
+    app.add_middleware(HostAndOriginGuard, policy=policy)
+
+    @app.middleware("http")
+    async def _bearer_key(request: Request, call_next: Any) -> Response:
+        # Only when the operator set a key; /health stays open for probes.
+        if api_key is not None and request.url.path.startswith("/v1"):
+            sent = request.headers.get("authorization", "")
+            scheme, _, token = sent.partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), api_key.encode()):
+                return _error_response(401, f"missing or wrong bearer key (this server requires {API_KEY_ENV}'s value)",
+                                       "invalid_request_error", code="invalid_api_key")
+        return await call_next(request)
 
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
@@ -222,8 +279,20 @@ def create_app(
             return _error_response(500, "internal error (injected fault)", "server_error")
         if fault == "timeout":
             await asyncio.sleep(draw.config.hang_s)
+        requested = body.max_completion_tokens or body.max_tokens or DEFAULT_MAX_TOKENS
+        if requested > limits.max_tokens_cap:
+            param = "max_completion_tokens" if body.max_completion_tokens else "max_tokens"
+            raise ApiError(400, f"{param}={requested} is above this server's cap of {limits.max_tokens_cap} (--max-tokens-cap)", param=param)
         adapter = routes[body.model]
         messages = _normalise_messages(body.messages)
+        if context_length:
+            # Counted on a worker thread: a long prompt's chat template and encoding must not
+            # hold up /health and every other request on the event loop.
+            prompt_tokens = await asyncio.to_thread(engine.count_tokens, messages)
+            asked = body.max_completion_tokens or body.max_tokens  # unasked: the engine fits its default to the room left
+            if prompt_tokens + (asked or 1) > context_length:
+                raise ApiError(400, f"the prompt's {prompt_tokens} tokens plus max_tokens {asked or 1} exceed the model's context of "
+                                    f"{context_length} tokens", code="context_length_exceeded", param="messages")
         if fault == "garbage":  # a well-formed 200 whose content is nonsense; the model is not asked
             prompt_tokens = engine.count_tokens(messages)
             message, finish = {"role": "assistant", "content": _garbage(draw)}, "stop"
@@ -231,7 +300,7 @@ def create_app(
         params = SamplingParams(
             temperature=1.0 if body.temperature is None else body.temperature,
             top_p=1.0 if body.top_p is None else body.top_p,
-            max_new_tokens=min(body.max_completion_tokens or body.max_tokens or DEFAULT_MAX_TOKENS, 4096),
+            max_new_tokens=requested,
             seed=body.seed,
         )
         try:
