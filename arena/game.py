@@ -22,6 +22,7 @@ from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
+from arena.game_options import OptionSchema
 from arena.rules_text import normalise_rules
 
 
@@ -239,9 +240,12 @@ class NativeGame(Game):
       _apply(player, move)         change the state; set self.finished / self.final when over
       _render(player)              the player's private text view
       _on_eliminated(player)       optional: tidy up when a player is eliminated (N-player games)
+    and declare the options they take in `OPTIONS` (arena.game_options), checked before `__init__`
+    keeps them: a game never sees an undeclared option or a value outside its declared range.
     """
 
     invalid_move_rule: ClassVar[InvalidMoveRule] = InvalidMoveRule.FORFEIT
+    OPTIONS: ClassVar[OptionSchema] = OptionSchema()  # the options it takes (arena.game_options); none by default
     retries: ClassVar[int] = 2  # invalid attempts allowed per turn before the rule applies
     STATE_FIELDS: ClassVar[tuple[str, ...]] = ()
     _BASE_FIELDS: ClassVar[tuple[str, ...]] = (
@@ -262,15 +266,10 @@ class NativeGame(Game):
                 f"{self.id} takes {player_count_text(self.min_players, self.max_players)} players, not {n}"
             )
         self.num_players = n
-        self.options = self._validate_options(options)
+        self.options = self.OPTIONS.validate(self.id, options)  # cleaned, defaults filled in
         self.rng = random.Random(0)
         self.seed = 0
         self._clear()
-
-    def _validate_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        if options:
-            raise GameError(f"{self.id} takes no options, got {sorted(options)}")
-        return {}
 
     def _clear(self) -> None:
         self.move_count = 0

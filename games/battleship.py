@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from arena.game import GameError, NativeGame
-from games._options import int_list_option, int_option, reject_unknown
+from arena.game_options import CrossCheck, OptionSchema, int_list_option, int_option
 
 _CELL = re.compile(r"^([a-z])\s*-?\s*(\d{1,2})$")
 
@@ -29,13 +29,17 @@ class Battleship(NativeGame):
     name: ClassVar[str] = "Battleship"
     STATE_FIELDS = ("ships", "shots", "current")
 
-    def _validate_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        reject_unknown(self.id, options, ("size", "fleet"))
-        size = int_option(self.id, "size", options.get("size", 6), 4, 10)
-        fleet = int_list_option(self.id, "fleet", options.get("fleet", [3, 2, 2]), 1, size, 1, 6)
-        if sum(fleet) > size * size // 2:  # random placement must always find room
-            raise GameError(f"{self.id}: option 'fleet' {fleet} does not fit on a {size}x{size} grid")
-        return {"size": size, "fleet": fleet}
+    OPTIONS = OptionSchema(
+        (
+            int_option("size", 6, 4, 10, "rows and columns of each grid"),
+            int_list_option("fleet", (3, 2, 2), 1, 10, 1, 6, "the length of each ship"),
+        ),
+        (
+            CrossCheck("fleet", "fleet: no ship longer than size", lambda v: _longest_ship_problem(v["size"], v["fleet"])),
+            # Random placement must always find room.
+            CrossCheck("fleet", "fleet: ships cover at most half of the grid", lambda v: _crowded_fleet_problem(v["size"], v["fleet"])),
+        ),
+    )
 
     def _setup(self) -> None:
         self.ships: list[list[list[int]]] = [self._place_fleet() for _ in range(2)]
@@ -155,3 +159,12 @@ class Battleship(NativeGame):
         if not targets:
             targets = [c for c in range(size * size) if c not in shots]
         return self._name(rng.choice(targets))
+
+
+def _longest_ship_problem(size: int, fleet: list[int]) -> str | None:
+    return f"no ship may be longer than the grid is wide ({size})" if max(fleet) > size else None
+
+
+def _crowded_fleet_problem(size: int, fleet: list[int]) -> str | None:
+    room = size * size // 2
+    return f"ships of {sum(fleet)} cells do not fit: at most {room} on a {size}x{size} grid" if sum(fleet) > room else None

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import chess
 
 from arena.game import GameError, NativeGame
-from games._options import int_option, reject_unknown
+from arena.game_options import OptionSchema, int_option
 
 _MOVE_TEXT = re.compile(r"[A-Za-z0-9=+#\-]{2,8}")
 
@@ -33,9 +33,7 @@ class Chess(NativeGame):
     name: ClassVar[str] = "Chess"
     STATE_FIELDS = ("start_fen", "moves")
 
-    def _validate_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        reject_unknown(self.id, options, ("max_plies",))
-        return {"max_plies": int_option(self.id, "max_plies", options.get("max_plies", 200), 1, 5000)}
+    OPTIONS = OptionSchema((int_option("max_plies", 200, 1, 5000, "half-moves before the game is drawn"),))
 
     def _setup(self) -> None:
         self.start_fen = chess.STARTING_FEN

@@ -8,10 +8,9 @@ diagonal without wrapping into the next column.
 from __future__ import annotations
 
 import random
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from arena.game import GameError, NativeGame
-from games._options import reject_unknown
 
 ROWS, COLS = 6, 7
 H1 = ROWS + 1  # bits per column, sentinel included
@@ -117,10 +116,6 @@ class ConnectFour(NativeGame):
     id: ClassVar[str] = "connect_four"
     name: ClassVar[str] = "Connect Four"
     STATE_FIELDS = ("bits", "heights", "current")
-
-    def _validate_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        reject_unknown(self.id, options, ())
-        return {}
 
     def _setup(self) -> None:
         self.bits = [0, 0]  # one bitboard per player

@@ -10,7 +10,7 @@ import random
 from typing import Any, ClassVar
 
 from arena.game import GameError, NativeGame
-from games._options import int_option, reject_unknown
+from arena.game_options import OptionSchema, int_option
 
 CARDS = ("J", "Q", "K")
 ANTE = 1
@@ -50,9 +50,7 @@ class KuhnPoker(NativeGame):
     name: ClassVar[str] = "Kuhn Poker"
     STATE_FIELDS = ("hand", "cards", "actions", "facing_bet", "chips", "current", "results")
 
-    def _validate_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        reject_unknown(self.id, options, ("hands",))
-        return {"hands": int_option(self.id, "hands", options.get("hands", 3), 1, MAX_HANDS)}
+    OPTIONS = OptionSchema((int_option("hands", 3, 1, MAX_HANDS, "hands played; the net chips decide"),))
 
     def _setup(self) -> None:
         self.chips = [0, 0]  # net result so far

@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from arena.game import GameError, NativeGame
-from games._options import int_option, reject_unknown
+from arena.game_options import OptionSchema, int_option
 
 RANKS = ("J", "Q", "K")
 DECK = (0, 0, 1, 1, 2, 2)  # two of each rank
@@ -89,9 +89,7 @@ class LeducHoldem(NativeGame):
         "put_in", "raises", "chips", "current", "results",
     )  # fmt: skip
 
-    def _validate_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        reject_unknown(self.id, options, ("hands",))
-        return {"hands": int_option(self.id, "hands", options.get("hands", 1), 1, MAX_HANDS)}
+    OPTIONS = OptionSchema((int_option("hands", 1, 1, MAX_HANDS, "hands played; the net chips decide"),))
 
     @property
     def hands(self) -> int:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 import random
 import re
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from arena.game import GameError, InvalidMoveRule, NativeGame
-from games._options import int_option, reject_unknown
+from arena.game import InvalidMoveRule, NativeGame
+from arena.game_options import OptionSchema, bool_option, int_option
 
 _BID = re.compile(r"^(?:bid\s*:?\s*)?(\d{1,3})\s*[ ,x]\s*(\d{1,2})s?$")
 
@@ -41,12 +41,12 @@ class LiarsDice(NativeGame):
     invalid_move_rule = InvalidMoveRule.ELIMINATE
     STATE_FIELDS = ("dice", "bid", "bidder", "current", "round_no")
 
-    def _validate_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        reject_unknown(self.id, options, ("dice", "wild_ones"))
-        return {
-            "dice": int_option(self.id, "dice", options.get("dice", 5), 1, 10),
-            "wild_ones": _bool_option(self.id, "wild_ones", options.get("wild_ones", False)),
-        }
+    OPTIONS = OptionSchema(
+        (
+            int_option("dice", 5, 1, 10, "dice each player starts with"),
+            bool_option("wild_ones", False, "ones count as any face (except in bids on ones)"),
+        )
+    )
 
     def _setup(self) -> None:
         self.dice: list[list[int]] = [[0] * self.options["dice"] for _ in range(self.num_players)]
@@ -188,20 +188,6 @@ class LiarsDice(NativeGame):
         if self.bid is not None:
             return "liar"
         return legal[0]
-
-
-def _bool_option(game_id: str, name: str, value: Any) -> bool:
-    """`value` as a bool; also the text a YAML file or command line gives (true/false, yes/no, 1/0)."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    text = str(value).strip().lower()
-    if text in {"true", "yes", "on", "1"}:
-        return True
-    if text in {"false", "no", "off", "0"}:
-        return False
-    raise GameError(f"{game_id}: option {name!r} must be true or false, got {str(value)[:40]!r}")
 
 
 def _at_least(k: int, n: int, p: float) -> float:

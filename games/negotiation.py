@@ -7,7 +7,7 @@ import re
 from typing import Any, ClassVar
 
 from arena.game import NativeGame
-from games._options import int_option, reject_unknown
+from arena.game_options import OptionSchema, int_option
 
 ITEMS = ("books", "hats", "balls")
 MAX_MESSAGE = 500  # characters of a message kept and shown to the other player
@@ -49,9 +49,7 @@ class Negotiation(NativeGame):
     name: ClassVar[str] = "Simple Negotiation"
     STATE_FIELDS = ("pool", "values", "offers", "current", "turns", "messages")
 
-    def _validate_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        reject_unknown(self.id, options, ("max_turns",))
-        return {"max_turns": int_option(self.id, "max_turns", options.get("max_turns", 10), 2, 100)}
+    OPTIONS = OptionSchema((int_option("max_turns", 10, 2, 100, "messages in all before the game ends without a deal"),))
 
     def _setup(self) -> None:
         self.pool = [self.rng.randint(1, 4), self.rng.randint(1, 3), self.rng.randint(1, 2)]

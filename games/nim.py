@@ -6,10 +6,10 @@ import random
 import re
 from functools import reduce
 from operator import xor
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from arena.game import GameError, NativeGame
-from games._options import int_list_option, reject_unknown
+from arena.game_options import OptionSchema, int_list_option
 
 DEFAULT_HEAPS = (3, 4, 5)
 MAX_HEAPS = 8
@@ -43,10 +43,9 @@ class Nim(NativeGame):
     name: ClassVar[str] = "Nim"
     STATE_FIELDS = ("heaps", "current")
 
-    def _validate_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        reject_unknown(self.id, options, ("heaps",))
-        heaps = options.get("heaps", list(DEFAULT_HEAPS))
-        return {"heaps": int_list_option(self.id, "heaps", heaps, 1, MAX_HEAP_SIZE, 1, MAX_HEAPS)}
+    OPTIONS = OptionSchema(
+        (int_list_option("heaps", DEFAULT_HEAPS, 1, MAX_HEAP_SIZE, 1, MAX_HEAPS, "the objects in each heap at the start"),)
+    )
 
     def _setup(self) -> None:
         self.heaps: list[int] = list(self.options["heaps"])

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import random
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from arena.game import InvalidMoveRule, NativeGame
-from games._options import int_option, reject_unknown
+from arena.game_options import OptionSchema, int_option
 
 
 class Pig(NativeGame):
@@ -29,12 +29,12 @@ class Pig(NativeGame):
     invalid_move_rule = InvalidMoveRule.ELIMINATE
     STATE_FIELDS = ("scores", "turn_total", "current", "turns_taken")
 
-    def _validate_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        reject_unknown(self.id, options, ("target", "max_rounds"))
-        return {
-            "target": int_option(self.id, "target", options.get("target", 50), 10, 1000),
-            "max_rounds": int_option(self.id, "max_rounds", options.get("max_rounds", 30), 1, 1000),
-        }
+    OPTIONS = OptionSchema(
+        (
+            int_option("target", 50, 10, 1000, "points that win"),
+            int_option("max_rounds", 30, 1, 1000, "rounds before the highest score wins"),
+        )
+    )
 
     def _setup(self) -> None:
         self.scores = [0] * self.num_players

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import random
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from arena.game import GameError, NativeGame
-from games._options import int_option, reject_unknown
+from arena.game_options import OptionSchema, int_option
 
 TEMPTATION, REWARD, PUNISHMENT, SUCKER = 5, 3, 1, 0
 PAYOFFS = {  # (my move, their move) -> my payoff
@@ -42,9 +42,7 @@ class PrisonersDilemma(NativeGame):
     simultaneous: ClassVar[bool] = True
     STATE_FIELDS = ("round", "pending", "history", "totals")
 
-    def _validate_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        reject_unknown(self.id, options, ("rounds",))
-        return {"rounds": int_option(self.id, "rounds", options.get("rounds", 5), 1, MAX_ROUNDS)}
+    OPTIONS = OptionSchema((int_option("rounds", 5, 1, MAX_ROUNDS, "rounds played"),))
 
     @property
     def rounds(self) -> int:

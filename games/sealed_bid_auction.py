@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from arena.game import InvalidMoveRule, NativeGame
-from games._options import int_option, reject_unknown
+from arena.game_options import OptionSchema, int_option
 
 MAX_BID = 30
 _BID = re.compile(r"^(?:bid\s*:?\s*)?(\d{1,4})$")
@@ -34,12 +34,12 @@ class SealedBidAuction(NativeGame):
     invalid_move_rule = InvalidMoveRule.ELIMINATE
     STATE_FIELDS = ("round_no", "values", "pending", "budgets", "scores")
 
-    def _validate_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        reject_unknown(self.id, options, ("rounds", "budget"))
-        return {
-            "rounds": int_option(self.id, "rounds", options.get("rounds", 5), 1, 50),
-            "budget": int_option(self.id, "budget", options.get("budget", 40), 1, 1000),
-        }
+    OPTIONS = OptionSchema(
+        (
+            int_option("rounds", 5, 1, 50, "items auctioned, one a round"),
+            int_option("budget", 40, 1, 1000, "coins each player can spend over the game"),
+        )
+    )
 
     def _setup(self) -> None:
         self.budgets = [self.options["budget"]] * self.num_players
