@@ -226,16 +226,8 @@ def create_app(
               OriginPolicy(None, frozenset(limits.allowed_origins), origin_hint="--allow-origin adds one"))
     app.add_middleware(HostAndOriginGuard, policy=policy)
 
-    @app.middleware("http")
-    async def _bearer_key(request: Request, call_next: Any) -> Response:
-        # Only when the operator set a key; /health stays open for probes.
-        if api_key is not None and request.url.path.startswith("/v1"):
-            sent = request.headers.get("authorization", "")
-            scheme, _, token = sent.partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), api_key.encode()):
-                return _error_response(401, f"missing or wrong bearer key (this server requires {API_KEY_ENV}'s value)",
-                                       "invalid_request_error", code="invalid_api_key")
-        return await call_next(request)
+    if api_key is not None:
+        app.add_middleware(BearerKey, key=api_key)
 
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
@@ -266,7 +258,7 @@ def create_app(
         return report
 
     @app.post("/v1/chat/completions")
-    async def chat_completions(body: ChatRequest) -> JSONResponse:
+    async def chat_completions(body: ChatRequest, request: Request) -> Response:
         if body.model not in routes:
             raise ApiError(404, f"model {body.model!r} is not served here (served: {', '.join(sorted(routes))})", code="model_not_found", param="model")
         if (body.n or 1) != 1:
@@ -304,7 +296,10 @@ def create_app(
             seed=body.seed,
         )
         try:
-            message, finish, generation = await _answer(engine, scorer, body, messages, params, adapter)
+            answered = await _unless_client_leaves(request, _answer(engine, scorer, body, messages, params, adapter))
+            if answered is None:  # nobody to answer; the engine stopped generating for it
+                return Response(status_code=499)
+            message, finish, generation = answered
         except PromptTooLong as exc:
             raise ApiError(400, str(exc), code="context_length_exceeded", param="messages") from None
         except ModelNotAvailable as exc:
@@ -317,6 +312,52 @@ def create_app(
         return _completion(body, message, finish, generation)
 
     return app
+
+
+class BearerKey:
+    """Plain ASGI middleware (Starlette's BaseHTTPMiddleware would hide a client's disconnect from
+    the route): every /v1 request must carry `Authorization: Bearer <key>`; /health stays open."""
+
+    def __init__(self, app: Any, key: str) -> None:
+        self.app, self.key = app, key.encode()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope.get("path", "").startswith("/v1"):
+            sent = dict(scope.get("headers") or []).get(b"authorization", b"")
+            scheme, _, token = sent.partition(b" ")
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(token.strip(), self.key):
+                response = _error_response(401, f"missing or wrong bearer key (this server requires {API_KEY_ENV}'s value)",
+                                           "invalid_request_error", code="invalid_api_key")
+                return await response(scope, receive, send)
+        await self.app(scope, receive, send)
+
+
+DISCONNECT_POLL_S = 0.25
+
+
+async def _unless_client_leaves(request: Request, work: Any) -> Any:
+    """The result of the coroutine `work`, or None once the client has disconnected: the work is
+    then cancelled, which cancels the engine's request (the hf engine stops that row at its next
+    token), so a generation nobody waits for does not hold a core for minutes."""
+    task = asyncio.ensure_future(work)
+
+    async def client_gone() -> None:
+        while not await request.is_disconnected():
+            await asyncio.sleep(DISCONNECT_POLL_S)
+
+    watcher = asyncio.ensure_future(client_gone())
+    try:
+        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watcher.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+    return None
 
 
 def _completion(body: ChatRequest, message: dict[str, Any], finish: str, generation: Generation) -> Response:

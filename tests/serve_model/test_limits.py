@@ -4,6 +4,8 @@ Origin and JSON depth as on every server. A fake engine stands in: nothing here 
 
 from __future__ import annotations
 
+import asyncio
+import json
 import time
 
 import pytest
@@ -111,3 +113,66 @@ def test_the_bearer_key_when_set(engine, monkeypatch):
                         headers={"authorization": "Bearer s3cret-key-for-tests"})
     assert right.status_code == 200
     assert client.get("/health").status_code == 200  # probes need no key
+
+
+class HangingEngine(CountingEngine):
+    """A generation that never ends by itself: it waits to be cancelled, as the engines' futures do."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cancelled = asyncio.Event()
+
+    async def chat(self, messages, params, adapter=None) -> Generation:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.cancelled.set()
+            raise
+
+
+async def test_a_client_that_leaves_cancels_its_generation():
+    engine = HangingEngine()
+    app = create_app(engine)
+    body = json.dumps({"model": "local", "messages": MESSAGES, "max_tokens": 8}).encode()
+    sent = [{"type": "http.request", "body": body, "more_body": False}]
+    left = asyncio.Event()
+
+    async def receive() -> dict:
+        if sent:
+            return sent.pop()
+        await left.wait()
+        return {"type": "http.disconnect"}
+
+    statuses: list[int] = []
+
+    async def send(message: dict) -> None:
+        if message["type"] == "http.response.start":
+            statuses.append(message["status"])
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+             "path": "/v1/chat/completions", "raw_path": b"/v1/chat/completions", "query_string": b"", "root_path": "",
+             "headers": [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+             "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8000)}
+    served = asyncio.create_task(app(scope, receive, send))
+    await asyncio.sleep(0.3)
+    assert not engine.cancelled.is_set()  # still generating while the client waits
+    left.set()
+    await asyncio.wait_for(engine.cancelled.wait(), 2.0)
+    await asyncio.wait_for(served, 2.0)
+
+
+def test_the_hf_row_budget_stops_rows_whose_caller_left():
+    import torch
+
+    from arena.llm.engines.hf import _RowBudget
+
+    loop = asyncio.new_event_loop()
+    try:
+        futures = [loop.create_future(), loop.create_future()]
+        budget = _RowBudget(prompt_len=3, budgets=[100, 100], device="cpu", futures=futures)
+        ids = torch.zeros((2, 5), dtype=torch.long)
+        assert budget(ids, torch.zeros(2, 4)).tolist() == [False, False]
+        futures[1].cancel()
+        assert budget(ids, torch.zeros(2, 4)).tolist() == [False, True]
+    finally:
+        loop.close()

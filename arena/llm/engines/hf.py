@@ -133,14 +133,22 @@ class _RowSampler:
 
 
 class _RowBudget:
-    """Stopping criterion: each row is done once it produced its own max_new_tokens."""
+    """Stopping criterion: each row is done once it produced its own max_new_tokens, or as soon as
+    its caller gave up (its future was cancelled: a client that disconnected, a timeout), so a
+    batch nobody waits for any more stops at the next token instead of running to its budget."""
 
-    def __init__(self, prompt_len: int, budgets: list[int], device: Any):
+    def __init__(self, prompt_len: int, budgets: list[int], device: Any, futures: list[asyncio.Future] | None = None):
         self.prompt_len = prompt_len
         self.budgets = torch.tensor(budgets, device=device)
+        self.futures = futures or []
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor, **kwargs: Any) -> torch.BoolTensor:
-        return (input_ids.shape[1] - self.prompt_len) >= self.budgets
+        done = (input_ids.shape[1] - self.prompt_len) >= self.budgets
+        # Reading a future's state from the generating thread is safe: cancelled() only reads a flag.
+        abandoned = [future.cancelled() for future in self.futures]
+        if any(abandoned):
+            done = done | torch.tensor(abandoned, device=done.device)
+        return done
 
 
 class _Batcher:
@@ -561,7 +569,7 @@ class HFEngine:
             attention_mask=attention_mask,
             generation_config=config,
             logits_processor=LogitsProcessorList([sampler]),
-            stopping_criteria=StoppingCriteriaList([_RowBudget(input_ids.shape[1], budgets, input_ids.device)]),
+            stopping_criteria=StoppingCriteriaList([_RowBudget(input_ids.shape[1], budgets, input_ids.device, [r.future for r in requests])]),
             **prefix_kwargs,
             **self._adapter_kwargs([r.adapter for r in requests]),
         )
