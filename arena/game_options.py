@@ -252,10 +252,16 @@ def _text(value: Any, max_length: int) -> str:
 
 def _choice(value: Any, choices: tuple[Any, ...]) -> Any:
     for choice in choices:
-        same_type = isinstance(value, bool) == isinstance(choice, bool) and type(value) is type(choice)
-        if same_type and value == choice:
-            return choice
-        if isinstance(value, str) and isinstance(choice, str) and value.strip().lower() == choice.lower():
+        if isinstance(choice, str):
+            if isinstance(value, str) and value.strip().lower() == choice.lower():
+                return choice
+        elif isinstance(choice, int) and not isinstance(choice, bool):
+            try:  # a whole-number choice takes what a whole-number option takes ("8", 8.0), never a bool
+                if _whole_number(value, choice, choice) == choice:
+                    return choice
+            except _Refused:
+                pass
+        elif type(value) is type(choice) and value == choice:
             return choice
     raise _Refused("must be one of " + ", ".join(map(str, choices)))
 

@@ -179,7 +179,7 @@ def _two_dollar(env: Env, player: int, rng: random.Random) -> tuple[list[str], b
 
 def _blotto(env: Env, player: int, rng: random.Random) -> tuple[list[str], bool]:
     fields = list(getattr(env, "field_names", None) or "ABC")
-    units = int(getattr(env, "num_units", 20))
+    units = int(getattr(env, "num_total_units", 20))
     cuts = sorted(rng.randint(0, units) for _ in range(len(fields) - 1))
     parts = [b - a for a, b in zip([0, *cuts], [*cuts, units])]
     return ["[" + " ".join(f"{f}{n}" for f, n in zip(fields, parts)) + "]"], False

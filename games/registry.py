@@ -6,6 +6,11 @@ ships. tests/games/test_registry.py fails on a line whose module or class is gon
 module that has no line. TextArena games are reached by `textarena:EnvId-v0` and resolved by the
 adapter (`games.textarena_adapter`), imported only when one is asked for (TextArena is slow to
 import). `UnknownGameError` lives in arena.game and is re-exported here, where callers look for it.
+
+Options: every game declares the options it takes (arena.game_options; TextArena's in
+games/textarena_options.py) and its constructor validates them, so every caller of `make_game`
+(league configs, `arena play`, the servers) gets the same one-line refusal for an undeclared
+option or a value out of range. `option_schema(game_id)` describes them for servers and docs.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from functools import lru_cache
 from typing import Any
 
 from arena.game import Game, GameError, GameInfo, UnknownGameError
+from arena.game_options import OptionSchema
 
 TEXTARENA_PREFIX = "textarena:"
 
@@ -89,6 +95,21 @@ def make_game(game_id: str, num_players: int | None = None, **options: Any) -> G
     if cls is None:
         raise UnknownGameError(unknown_game_message(game_id))
     return cls(num_players, **options)
+
+
+def option_schema(game_id: str) -> dict[str, Any]:
+    """The options `game_id` takes, JSON-able: {"options": [{name, type, default, description,
+    allowed, ...}], "checks": [rules between options]}. Reads declarations only (no TextArena import),
+    so a `textarena:` id TextArena does not know lists no options here; `make_game` refuses it."""
+    if game_id.startswith(TEXTARENA_PREFIX):
+        from games.textarena_options import schema_for
+
+        return schema_for(game_id[len(TEXTARENA_PREFIX) :]).describe()
+    cls = native_games().get(normalise_id(game_id))
+    if cls is None:
+        raise UnknownGameError(unknown_game_message(game_id))
+    declared = getattr(cls, "OPTIONS", None)  # every NativeGame declares; a bare Game takes none
+    return (declared if isinstance(declared, OptionSchema) else OptionSchema()).describe()
 
 
 def game_class(game_id: str) -> type[Game] | None:

@@ -18,6 +18,8 @@
 - State: TextArena envs are not serialisable. Our state is the seed plus the action log; restoring
   replays it, which is exact because the game is deterministic given the seed.
 - Availability: see games/_textarena_probe.py (probed once, cached on disk, one-line reasons).
+- Options: only those declared in games/textarena_options.py, within their ranges, reach
+  `ta.make`; TextArena itself checks few and some loop forever or fill memory on bad ones.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from arena.game import Game, GameError, GameInfo, Observation, Outcome, StepResu
 from arena.rules_text import normalise_rules
 from games._textarena_moves import CANDIDATES, LEGAL_MOVES, listed_moves, mentioned_actions
 from games._textarena_probe import offline, probe_all, probe_one, quiet, registry
+from games.textarena_options import schema_for
 
 PREFIX = "textarena:"
 MAX_TRIALS = 48  # candidate moves tried on a copy of the env per random move
@@ -113,7 +116,10 @@ class TextArenaGame(Game):
         self.id = PREFIX + env_id
         self.name = env_id.removesuffix("-v0")
         self.num_players = num_players
-        self.options = options
+        # Only declared options, within their ranges, ever reach ta.make (games/textarena_options.py).
+        # The ones given are kept as given (cleaned): the defaults are TextArena's own.
+        cleaned = schema_for(env_id).validate(self.id, options)
+        self.options = {name: cleaned[name] for name in options}
         self.seed = 0
         self._env: Any = None
         self._actions: list[list[Any]] = []
