@@ -6,7 +6,7 @@ choices, a default and a one-line description, plus cross-field checks (mines be
 the cells). `OptionSchema.validate` returns the cleaned options (defaults filled in) or raises
 GameError with one line naming the game, the option and what is allowed:
 
-    textarena:Minesweeper-v0: option num_mines=100: at most 8 for a 5x5 board (a third of the cells)
+    textarena:Minesweeper-v0: option num_mines=20: at most 8 for a 5x5 board (a third of the cells)
 
 Anything undeclared is refused naming the options the game takes. Numbers may come as text ("5",
 from a command line) and lists as "3,4,5"; a bool is never a number. The ranges are there to keep
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping
 
 OptionKind = Literal["int", "float", "bool", "str", "choice", "int_list"]
@@ -115,7 +115,7 @@ class OptionSchema:
     """Every option a game takes, and the rules between them. The empty schema takes none."""
 
     options: tuple[Option, ...] = ()
-    checks: tuple[CrossCheck, ...] = field(default=())
+    checks: tuple[CrossCheck, ...] = ()
 
     def __post_init__(self) -> None:
         names = [o.name for o in self.options]
