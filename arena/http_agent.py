@@ -6,12 +6,15 @@ error, a non-2xx status, a reply that is not that JSON, or one over the size cap
 PolicyFailure, which the match driver records and hands to the game's invalid-move rule, so an
 agent can lose its match but never stop a league.
 
-Parameters: `timeout=SECONDS` per request (default 30), `token_env=VAR` sends
-`Authorization: Bearer $VAR` (the token itself is never part of the spec).
+Parameters: `timeout=SECONDS` (default 30) is a deadline for the whole move, from connecting to
+the reply's last byte: an agent that trickles its reply a byte at a time loses the move when it
+passes, however fast each byte comes. `token_env=VAR` sends `Authorization: Bearer $VAR` (the
+token itself is never part of the spec; it is masked wherever a reply echoes it).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from typing import Any
@@ -24,6 +27,7 @@ from arena.redaction import remember_secret
 
 PROTOCOL = "llm-arena-agent/1"
 MAX_REPLY_BYTES = 64 * 1024
+DEFAULT_TIMEOUT_S = 30.0  # the whole move, connect to last byte
 
 
 def move_request_json(request: MoveRequest) -> dict[str, Any]:
@@ -67,15 +71,11 @@ class HttpAgentPolicy(Policy):
             self._client = httpx.AsyncClient(timeout=self.timeout, follow_redirects=False)
         body = json.dumps(move_request_json(request), ensure_ascii=False).encode("utf-8")
         try:
-            async with self._client.stream("POST", self.url, content=body, headers=headers) as response:
-                data = bytearray()
-                async for chunk in response.aiter_bytes():
-                    data += chunk
-                    if len(data) > MAX_REPLY_BYTES:
-                        raise PolicyFailure(f"reply over {MAX_REPLY_BYTES} bytes")
-                status = response.status_code
-        except httpx.TimeoutException:
-            raise PolicyFailure(f"no reply within {self.timeout:g}s") from None
+            # httpx's timeout bounds each read; this one bounds the move, so trickling cannot beat it.
+            async with asyncio.timeout(self.timeout):
+                status, data = await self._post(self._client, body, headers)
+        except (TimeoutError, httpx.TimeoutException):
+            raise PolicyFailure(f"timeout after {self.timeout:g}s (the whole move, connect to last byte)") from None
         except httpx.HTTPError as exc:
             raise PolicyFailure(f"connection error: {type(exc).__name__}: {exc}"[:300]) from None
         if not 200 <= status < 300:
@@ -88,6 +88,16 @@ class HttpAgentPolicy(Policy):
             raise PolicyFailure('reply has no string "move" (expected {"move": "..."})')
         move = reply["move"]
         return PolicyReply(action=move, raw=move)
+
+    async def _post(self, client: httpx.AsyncClient, body: bytes, headers: dict[str, str]) -> tuple[int, bytearray]:
+        """The reply's status and body, read as it streams so the size cap holds before it is all in."""
+        async with client.stream("POST", self.url, content=body, headers=headers) as response:
+            data = bytearray()
+            async for chunk in response.aiter_bytes():
+                data += chunk
+                if len(data) > MAX_REPLY_BYTES:
+                    raise PolicyFailure(f"reply over {MAX_REPLY_BYTES} bytes")
+            return response.status_code, data
 
     async def close(self) -> None:
         client, self._client = self._client, None
@@ -102,7 +112,7 @@ def http_agent_policy(spec: PolicySpec) -> Policy:
         url = f"{spec.kind}:{url}"  # a bare URL was given as the spec
     if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc:
         raise PolicySpecError(f"policy spec {spec.text!r}: expected http:URL with an http(s) URL, e.g. http:http://127.0.0.1:9000/move")
-    timeout = float_param(spec, "timeout", 30.0)
+    timeout = float_param(spec, "timeout", DEFAULT_TIMEOUT_S)
     if timeout <= 0:
         raise PolicySpecError(f"policy spec {spec.text!r}: timeout must be positive")
     return HttpAgentPolicy(url, timeout, spec.params.get("token_env") or None)

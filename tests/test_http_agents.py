@@ -75,7 +75,7 @@ def bad_agent() -> Iterator[str]:
     [
         ("/garbage", "reply is not JSON"),
         ("/fail", "HTTP 503: overloaded"),
-        ("/slow", "no reply within 0.5s"),
+        ("/slow", "timeout after 0.5s"),
         ("/huge", "reply over 65536 bytes"),
         ("/nomove", 'reply has no string "move"'),
     ],
