@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from league.config import ConfigError, LeagueConfig, check_spec, location, parse_config, read_yaml, validated
+from league.config import DEFAULT_MOVE_TIMEOUT_S, ConfigError, LeagueConfig, check_spec, location, parse_config, read_yaml, validated
 from league.scheduling import stable_seed
 
 # Kinds whose draws come from the seat's seed unless the spec sets `seed=` (arena/seeding.py).
@@ -92,7 +92,7 @@ class AblationPlan(BaseModel):
     pairs: int = Field(ge=1, le=100_000)  # chance seeds per game; each is one pair of every comparison
     seed: int = 0
     concurrency: int = Field(8, ge=1, le=4096)
-    move_timeout: float | None = Field(None, gt=0)
+    move_timeout: float | None = Field(DEFAULT_MOVE_TIMEOUT_S, gt=0)  # the league's default; null = no limit
 
     @field_validator("variants", mode="before")
     @classmethod

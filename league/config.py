@@ -22,6 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from league.scheduling import GameSlot, Pairing, Scheduler, make_scheduler
 
 SCHEDULERS = ("round_robin", "swiss", "adaptive", "fixed")
+# Seconds a policy may take for one move before the game's invalid-move rule applies. A default,
+# so that no untrusted policy (an outside agent) can hold a match forever; `move_timeout: null`
+# turns it off, a larger value raises it.
+DEFAULT_MOVE_TIMEOUT_S = 120.0
 
 
 class ConfigError(ValueError):
@@ -69,7 +73,7 @@ class LeagueConfig(BaseModel):
     budget: int | None = Field(None, ge=1, le=10_000_000)
     concurrency: int = Field(8, ge=1, le=4096)  # matches in flight at once
     provider_limits: dict[str, int] = Field(default_factory=dict)  # Policy.provider -> matches in flight
-    move_timeout: float | None = Field(None, gt=0)  # seconds per move; None = no limit
+    move_timeout: float | None = Field(DEFAULT_MOVE_TIMEOUT_S, gt=0)  # seconds per move; null = no limit
     grace_seconds: float = Field(10.0, ge=0)  # after Ctrl-C, how long in-flight matches may finish
     games: list[GameEntry] = Field(min_length=1)
     policies: list[PolicyEntry] = Field(min_length=2)

@@ -118,7 +118,7 @@ def play_command(
     policy: list[str] = typer.Option(..., "--policy", "-p", help="One per seat, in seat order: random, bot, human, local, openai:MODEL, ..."),
     seed: int = typer.Option(0, help="Seed for the game's chance and the scripted policies."),
     save: Optional[Path] = typer.Option(None, help="Write the match record (JSON) here."),
-    move_timeout: Optional[float] = typer.Option(None, help="Seconds per move; a policy that is slower loses by the game's rule."),
+    move_timeout: Optional[float] = typer.Option(None, help="Seconds per move; a policy that is slower loses by the game's rule (default: none, a human may be seated; http: agents keep their own timeout=)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only print the result."),
 ) -> None:
     """Play one match in the terminal.
@@ -135,6 +135,8 @@ def play_command(
     # too (35.5 s vs 51.7 s). So the hf engine is what local policies without engine= get here.
     defaults = {"engine": ("hf", "measured faster to a first move (8 s vs 38 s for vLLM, start-up included)")}
 
+    if move_timeout is not None and not move_timeout > 0:
+        raise fail(f"--move-timeout must be a positive number of seconds, got {move_timeout:g}")
     try:
         game_obj = make_game(game, num_players=len(policy))
     except UnknownGameError as exc:
