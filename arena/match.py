@@ -4,6 +4,10 @@ Turn order, retries and the invalid-move rule belong to the game; the driver ask
 policy, enforces the per-move time limit, and writes a MatchRecord that is JSON all the way down.
 A policy that times out or fails (PolicyFailure, or any exception) is recorded with the error, and
 `game.fail` applies the game's invalid-move rule, so a match always ends with a result.
+
+The record never holds a secret the process knows (arena.redaction.known_secret_masker): an agent
+or provider that echoes its key in a reply, or a game whose feedback quotes that reply, gets it
+masked in what is recorded and shown. The game itself is always given the reply as it came.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any, Awaitable, Callable, Sequence
 
 from arena.game import Game, Outcome, StepResult
 from arena.policy import Exchange, MoveRequest, Policy, PolicyFailure, PolicyReply
-from arena.redaction import redact
+from arena.redaction import known_secret_masker, redact
 
 MAX_REPLY_CHARS = 8000  # replies are untrusted: cap what we store and show
 # TurnRecord.meta["parse"] values that are not clean replies: a legal move found in prose (parser
@@ -216,7 +220,9 @@ async def play_match(
     if game.is_over():
         record.status = "finished"
         record.outcome = game.outcome().to_dict()
-    record.final_views = [game.observe(p).text for p in range(game.num_players)]
+    mask = known_secret_masker()
+    record.outcome = mask(record.outcome)
+    record.final_views = [mask(game.observe(p).text) for p in range(game.num_players)]
     record.finished_at = _now()
     record.duration_s = time.perf_counter() - start
     return record
@@ -234,25 +240,27 @@ def _turn_record(
     latency: float,
 ) -> TurnRecord:
     obs = request.observation
+    # The game has already stepped on the real action: masking here changes only what is kept.
+    mask = known_secret_masker()
     return TurnRecord(
         index=index,
         player=obs.player,
         policy=policy.name,
         turn=obs.turn,
         attempt=request.attempt,
-        observation=obs.text,
-        legal_moves=obs.legal_moves,
-        raw=raw,
-        action=action,
+        observation=mask(obs.text),
+        legal_moves=mask(obs.legal_moves),
+        raw=mask(raw),
+        action=mask(action),
         valid=result.valid,
-        feedback=result.feedback,
+        feedback=mask(result.feedback),
         penalty=result.penalty,
         error=error,
         latency_s=round(latency, 6),
         prompt_tokens=reply.prompt_tokens if reply else None,
         completion_tokens=reply.completion_tokens if reply else None,
         cost_usd=reply.cost_usd if reply else None,
-        meta=dict(reply.meta) if reply else {},
+        meta=dict(mask(reply.meta)) if reply else {},
     )
 
 

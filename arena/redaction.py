@@ -16,16 +16,22 @@ What is replaced by `***`:
   key read through `api_key_env=` (`remember_secret`), so a provider echoing a key is caught
   whatever its shape.
 
+Text written at volume (every turn's observation, raw reply, action, feedback, reasoning and
+meta) goes through `known_secret_masker` instead: it masks the literal secret values only, keys
+of mappings included, and leaves everything else as it was, so a game's text that merely looks
+like `key: x` is recorded as the game wrote it, and a turn costs microseconds.
+
 `api_key_env=MY_KEY` names a variable, not a secret: it is kept. `find_secrets` tells a spec
 checker what kind of literal secret a text carries, so specs holding one are refused up front.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
-from typing import Any
+from typing import Any, Callable
 
 MASK = "***"
 
@@ -81,12 +87,22 @@ def remember_secret(value: str | None) -> None:
         _remembered.add(value)
 
 
+_secret_env_names: dict[str, bool] = {}  # variable name -> holds a secret; names repeat, decide once
+
+
 def _literal_secrets() -> list[str]:
-    """Secret values known to this process, longest first (so a prefix never leaves a tail)."""
+    """Secret values known to this process, longest first (so a prefix never leaves a tail).
+    Read afresh each call (a variable may be set at any time), values only of secret-named
+    variables: about 11 us with 36 variables, against 47 us decoding every value."""
     values = set(_remembered)
-    for name, value in os.environ.items():
-        if value and len(value) >= _MIN_LITERAL and _SECRET_ENV_NAME.search(name):
-            values.add(value)
+    for name in os.environ:
+        secret = _secret_env_names.get(name)
+        if secret is None:
+            secret = _secret_env_names[name] = bool(_SECRET_ENV_NAME.search(name))
+        if secret:
+            value = os.environ.get(name)
+            if value and len(value) >= _MIN_LITERAL:
+                values.add(value)
     return sorted(values, key=len, reverse=True)
 
 
@@ -120,13 +136,58 @@ def is_secret_name(name: str) -> bool:
 
 def redact_data(value: Any) -> Any:
     """A copy of a JSON-like value with secrets masked: values under secret-named keys become
-    `***`, every string is `redact`ed. Used for stored configs, metadata and exported rows."""
-    if isinstance(value, dict):
-        return {str(k): (MASK if is_secret_name(str(k)) and value[k] not in (None, "") else redact_data(v)) for k, v in value.items()}
+    `***`, every string, keys included, is `redact`ed. Used for stored configs, metadata and exported rows."""
+    if isinstance(value, dict):  # keys too: a key can be a pasted secret (`--meta sk-...=x`)
+        return {redact(k): (MASK if is_secret_name(str(k)) and value[k] not in (None, "") else redact_data(v)) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [redact_data(v) for v in value]
     if isinstance(value, str):
         return redact(value)
+    return value
+
+
+def known_secret_masker() -> Callable[[Any], Any]:
+    """A function that masks every secret value this process knows now (the values of secret
+    environment variables and of `remember_secret`) in a string, or in a JSON-like value with its
+    mapping keys, and changes nothing else. One snapshot of the secrets serves a whole record: take
+    a new masker for the next one, as a token may be remembered in between."""
+    secrets = _literal_secrets()
+    if not secrets:
+        return _unchanged
+    # A structure is searched as its JSON first (one C pass): nearly always nothing is found and
+    # the value is kept as it is. A secret with quotes or backslashes appears escaped there.
+    in_json = [(secret, json.dumps(secret, ensure_ascii=False)[1:-1]) for secret in secrets]
+
+    def mask_text(text: str) -> str:
+        for secret in secrets:
+            if secret in text:
+                text = text.replace(secret, MASK)
+        return text
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            return mask_text(value)
+        if isinstance(value, dict):
+            return {(mask_text(k) if isinstance(k, str) else k): walk(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [walk(v) for v in value]
+        return value
+
+    def mask(value: Any) -> Any:
+        if isinstance(value, str):
+            return mask_text(value)
+        if not isinstance(value, (dict, list, tuple)):
+            return value
+        try:
+            flat = json.dumps(value, ensure_ascii=False, default=str)
+        except (TypeError, ValueError):  # keys JSON cannot hold, a cycle: walk it all
+            return walk(value)
+        return walk(value) if any(raw in flat or escaped in flat for raw, escaped in in_json) else value
+
+    return mask
+
+
+def _unchanged(value: Any) -> Any:
     return value
 
 

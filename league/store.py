@@ -7,6 +7,12 @@ Crash safety comes from three rules:
    status, so a kill at any moment leaves either nothing or the whole match, and finishing the
    same key twice (two processes, a replay) is a no-op.
 3. Ratings are never stored as truth: snapshots are derived from the finished-match log.
+
+Every record passes `finish`, whoever played it (the league runner, serve-env, the play page), so
+that is where secrets are kept out at the cause: each turn's text (observation, raw reply, action,
+feedback, meta keys and values) and the match's final views and outcome are masked of every
+secret the process knows (arena.redaction.known_secret_masker) before they are written; errors,
+specs and notes go through the full `redact` rules. Pages and exports read a clean store.
 """
 
 from __future__ import annotations
@@ -14,13 +20,13 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from sqlalchemy import and_, delete, func, insert, inspect, make_url, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from arena.match import MatchRecord, TurnRecord
-from arena.redaction import is_secret_name, redact, redact_data
+from arena.redaction import is_secret_name, known_secret_masker, redact, redact_data
 from league.db import (
     ABANDONED,
     ABORTED,
@@ -55,9 +61,9 @@ class StoreError(ValueError):
 def scrub(value: Any) -> Any:
     """What the store keeps of a config or notes: fields named like secrets dropped, every string
     through arena.redaction (the one place the rules live)."""
-    if isinstance(value, dict):
+    if isinstance(value, dict):  # a key is redacted too: it can be a pasted secret (`--meta sk-...=note`)
         return {
-            str(k): [_scrub_schedule_entry(m) for m in v] if str(k) == "matches" and isinstance(v, list) else scrub(v)
+            redact(k): [_scrub_schedule_entry(m) for m in v] if str(k) == "matches" and isinstance(v, list) else scrub(v)
             for k, v in value.items() if not is_secret_name(str(k))
         }
     if isinstance(value, (list, tuple)):
@@ -342,6 +348,7 @@ class Store:
         when the key was already final (a duplicate writer), so nothing is ever counted twice."""
         status = FINISHED if record.outcome is not None else ABORTED
         reason = str((record.outcome or {}).get("reason") or ("" if status == FINISHED else f"aborted: {record.status}"))
+        mask = known_secret_masker()  # one snapshot of the secrets for the whole match
         with self.session() as s, s.begin():
             # The guarded UPDATE comes first: it takes the write lock (SQLite) or the row lock
             # (PostgreSQL), so a concurrent writer of the same key waits and then matches no row.
@@ -349,9 +356,9 @@ class Store:
                 update(MatchRow)
                 .where(MatchRow.league_id == league_id, MatchRow.key == key, MatchRow.status.in_(REPLAY_STATUSES))
                 .values(
-                    status=status, outcome=_jsonable(record.outcome), reason=redact(reason)[:2000], finished_at=utcnow(),
+                    status=status, outcome=_jsonable(mask(record.outcome)), reason=redact(reason)[:2000], finished_at=utcnow(),
                     duration_s=record.duration_s, specs=[redact(spec) for spec in record.specs], game_options=_jsonable(record.game_options),
-                    final_views=list(record.final_views),
+                    final_views=[mask(view) for view in record.final_views],
                 )
             )
             if done.rowcount != 1:
@@ -359,7 +366,7 @@ class Store:
             match_id = s.scalar(select(MatchRow.id).where(MatchRow.league_id == league_id, MatchRow.key == key))
             s.execute(delete(TurnRow).where(TurnRow.match_id == match_id))  # none expected; never two copies
             if record.turns:
-                s.execute(insert(TurnRow), [_turn_columns(match_id, t) for t in record.turns])
+                s.execute(insert(TurnRow), [_turn_columns(match_id, t, mask) for t in record.turns])
         return match_id
 
     def abandon(self, league_id: int, keys: Sequence[str], reason: str = "interrupted", owner: str | None = None) -> int:
@@ -460,26 +467,34 @@ class Store:
 _TURN_FIELDS = tuple(TurnRecord.__dataclass_fields__)
 
 
-def _turn_columns(match_id: int, turn: TurnRecord) -> dict[str, Any]:
+_MASKED_TURN_TEXT = ("observation", "legal_moves", "raw", "action", "feedback")  # what a policy or a game echoing it wrote
+
+
+def _turn_columns(match_id: int, turn: TurnRecord, mask: Callable[[Any], Any]) -> dict[str, Any]:
     data = {name: getattr(turn, name) for name in _TURN_FIELDS}
-    data["meta"] = _jsonable(scrub(data["meta"] or {}))
+    for name in _MASKED_TURN_TEXT:
+        data[name] = mask(data[name])
+    data["meta"] = _jsonable(scrub(mask(data["meta"] or {})))
     data["error"] = redact(data["error"]) if data["error"] else data["error"]  # a provider's message may echo a key
     data["match_id"] = match_id
     return data
 
 
 def _to_record(row: MatchRow, turns: list[TurnRecord]) -> MatchRecord:
-    # Redacted on the way out too: a store written before redaction existed may hold secrets.
+    # Masked on the way out too: a store written before masking existed may hold secrets.
+    mask = known_secret_masker()
     for turn in turns:
+        for name in _MASKED_TURN_TEXT:
+            setattr(turn, name, mask(getattr(turn, name)))
         turn.error = redact(turn.error) if turn.error else turn.error
         turn.meta = redact_data(turn.meta) if turn.meta else turn.meta
     return MatchRecord(
         match_id=str(row.id), game_id=row.game_id, num_players=len(row.seats), seed=int(row.seed),
-        policies=list(row.seats), specs=[redact(spec) for spec in row.specs or []], turns=turns, outcome=row.outcome,
+        policies=list(row.seats), specs=[redact(spec) for spec in row.specs or []], turns=turns, outcome=mask(row.outcome),
         status="finished" if row.status == FINISHED else row.status,
         started_at=row.started_at.isoformat() if row.started_at else "",
         finished_at=row.finished_at.isoformat() if row.finished_at else "", duration_s=row.duration_s or 0.0,
-        final_views=list(row.final_views or []), game_options=dict(row.game_options or {}),
+        final_views=[mask(view) for view in row.final_views or []], game_options=dict(row.game_options or {}),
     )
 
 
