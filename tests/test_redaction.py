@@ -5,7 +5,7 @@ import logging
 import pytest
 
 from arena.policy import PolicySpec, PolicySpecError, make_policy
-from arena.redaction import MASK, find_secrets, install_log_redaction, redact, redact_data, remember_secret
+from arena.redaction import MASK, find_secrets, install_log_redaction, known_secret_masker, redact, redact_data, remember_secret
 
 
 @pytest.mark.parametrize(
@@ -113,3 +113,31 @@ def test_an_http_agents_token_is_masked_whatever_its_variables_name(monkeypatch)
     monkeypatch.setenv("AGENT_HEADER_VALUE", "plain-agent-value-3141")
     make_policy("http:http://127.0.0.1:9/move,token_env=AGENT_HEADER_VALUE")
     assert redact("agent said: you sent plain-agent-value-3141") == f"agent said: you sent {MASK}"
+
+
+def test_the_masker_masks_known_secrets_in_text_and_structures_keys_included(monkeypatch):
+    monkeypatch.setenv("SOME_SERVICE_TOKEN", "value-of-a-token-2718")  # a secret by its variable's name
+    remember_secret('quoted"agent\\badge-1618')  # one JSON escapes: found in a structure all the same
+    mask = known_secret_masker()
+    assert mask("you sent value-of-a-token-2718, twice: value-of-a-token-2718") == f"you sent {MASK}, twice: {MASK}"
+    meta = {"reasoning": 'it said quoted"agent\\badge-1618', "value-of-a-token-2718": 1, "samples": [{"raw": "x value-of-a-token-2718"}], "ids": [1, 2]}
+    assert mask(meta) == {"reasoning": f"it said {MASK}", MASK: 1, "samples": [{"raw": f"x {MASK}"}], "ids": [1, 2]}
+    assert mask(None) is None and mask(3) == 3
+
+
+def test_the_masker_keeps_everything_else_as_it_was(monkeypatch):
+    """Game text is recorded as the game wrote it: no pattern rule applies, only known values."""
+    monkeypatch.setenv("SOME_SERVICE_TOKEN", "value-of-a-token-2718")
+    mask = known_secret_masker()
+    board = "key: 5, token=abc, Bearer of bad news: sk-notknown-1234567 | Your password hint: hunter22"
+    assert mask(board) == board
+    meta = {"parse": "exact", "harness": {"sampler": "single"}, "prompt_ids": list(range(50))}
+    assert mask(meta) is meta  # nothing to mask: kept as it is, not copied
+
+
+def test_secret_keys_are_redacted_in_stored_notes():
+    """`--meta sk-...=note` or a league file's `meta:` with a pasted key: the key is masked too."""
+    from league.store import scrub
+
+    assert redact_data({"sk-pastedkey-0123456789": "note", "note": "fine"}) == {MASK: "note", "note": "fine"}
+    assert scrub({"ghp_abcdefghij0123456789": "x", "note": "fine", "api_key": "dropped"}) == {MASK: "x", "note": "fine"}

@@ -277,3 +277,27 @@ def test_trainer_warnings_are_redacted(tmp_path):
     warnings = [str(payload) for kind, payload in events if kind == "warning"]
     assert len(warnings) == 1 and "could not register" in warnings[0] and "Invalid SQLite URL" in warnings[0], warnings
     _assert_clean(warnings[0], "a trainer warning")
+
+
+def test_a_secret_in_a_meta_key_is_not_stored(tmp_path):
+    """`--meta KEY=VALUE` drops secret-named keys and masks values; a key that is itself a pasted
+    secret (key-shaped, or the value of a secret variable) is masked too (issue 56, finding 6)."""
+    from league.store import Store
+
+    db_path = tmp_path / "meta.db"
+    db = f"sqlite:///{db_path}"
+    patch = pytest.MonkeyPatch()
+    patch.setenv("OPENAI_API_KEY", ENV_KEY)
+    try:
+        added = _invoke("policy", "add", "random", "--name", "noted", "--meta", f"{ENV_KEY}=pasted", "--meta", "sk-metakey-0123456789=x",
+                        "--meta", "note=baseline", "--db", db)
+        assert added.exit_code == 0, added.output
+        listing = _invoke("policy", "list", "--db", db)
+    finally:
+        patch.undo()
+    with Store(db) as store:
+        assert store.policy("noted").meta == {"***": "x", "note": "baseline"}  # two masked keys are one
+    for path in sorted(tmp_path.glob("meta.db*")):
+        for secret in (ENV_KEY, "sk-metakey-0123456789"):
+            assert secret.encode() not in path.read_bytes(), f"{secret!r} is in {path.name}"
+    assert "note=baseline" in listing.output and ENV_KEY not in listing.output

@@ -72,11 +72,11 @@ def test_a_failed_finish_writes_nothing(store, monkeypatch):
     calls = {"n": 0}
     real = store_module._turn_columns
 
-    def failing(match_id, turn):
+    def failing(match_id, turn, mask=None):
         calls["n"] += 1
         if calls["n"] == len(record.turns):  # the very last turn: everything else is already staged
             raise RuntimeError("disk on fire")
-        return real(match_id, turn)
+        return real(match_id, turn, mask)
 
     monkeypatch.setattr(store_module, "_turn_columns", failing)
     with pytest.raises(RuntimeError):
