@@ -474,7 +474,7 @@ def _turn_columns(match_id: int, turn: TurnRecord, mask: Callable[[Any], Any]) -
     data = {name: getattr(turn, name) for name in _TURN_FIELDS}
     for name in _MASKED_TURN_TEXT:
         data[name] = mask(data[name])
-    data["meta"] = _jsonable(scrub(mask(data["meta"] or {})))
+    data["meta"] = _jsonable(scrub(data["meta"] or {}))  # scrub's `redact` masks the known secrets in keys and values too
     data["error"] = redact(data["error"]) if data["error"] else data["error"]  # a provider's message may echo a key
     data["match_id"] = match_id
     return data
