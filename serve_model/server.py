@@ -277,16 +277,15 @@ def create_app(
             raise ApiError(400, f"{param}={requested} is above this server's cap of {limits.max_tokens_cap} (--max-tokens-cap)", param=param)
         adapter = routes[body.model]
         messages = _normalise_messages(body.messages)
+        # Counted on a worker thread: a long prompt's chat template and encoding must not
+        # hold up /health and every other request on the event loop.
+        prompt_tokens = await asyncio.to_thread(engine.count_tokens, messages)
         if context_length:
-            # Counted on a worker thread: a long prompt's chat template and encoding must not
-            # hold up /health and every other request on the event loop.
-            prompt_tokens = await asyncio.to_thread(engine.count_tokens, messages)
             asked = body.max_completion_tokens or body.max_tokens  # unasked: the engine fits its default to the room left
             if prompt_tokens + (asked or 1) > context_length:
                 raise ApiError(400, f"the prompt's {prompt_tokens} tokens plus max_tokens {asked or 1} exceed the model's context of "
                                     f"{context_length} tokens", code="context_length_exceeded", param="messages")
         if fault == "garbage":  # a well-formed 200 whose content is nonsense; the model is not asked
-            prompt_tokens = engine.count_tokens(messages)
             message, finish = {"role": "assistant", "content": _garbage(draw)}, "stop"
             return _completion(body, message, finish, Generation(message["content"], prompt_tokens, 0, finish))
         params = SamplingParams(
